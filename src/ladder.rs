@@ -1,0 +1,265 @@
+//! The backoff ladder: how long to wait before reconnect attempt `n`.
+//!
+//! For attempt `n` (1 for the first retry) the exponential cap is
+//! `cap(n) = min(max_ms, base_ms * factor^(n-1))`, and each [`Strategy`] draws the delay from it:
+//!
+//! | strategy | delay |
+//! | --- | --- |
+//! | [`Strategy::None`] | `cap(n)` |
+//! | [`Strategy::Full`] | uniform in `[0, cap(n)]` |
+//! | [`Strategy::Equal`] | `cap(n)/2` + uniform in `[0, cap(n)/2]` |
+//! | [`Strategy::Decorrelated`] | `min(max_ms, uniform in [base_ms, previous * 3])` |
+//! | [`Strategy::Fixed`] | `base_ms` |
+//! | [`Strategy::Linear`] | `min(max_ms, base_ms * n)` |
+//!
+//! Randomness is passed in through [`Random`], so that tests are exact and the browser seeds once.
+//! Nothing here formats a float or panics.
+//!
+//! ```
+//! use managed_eventsource::ladder::{Ladder, LadderConfig, SplitMix64, Strategy};
+//!
+//! let config = LadderConfig { strategy: Strategy::None, max_attempts: Some(4), ..LadderConfig::default() };
+//! let mut ladder = Ladder::new(config);
+//! let mut rng = SplitMix64::new(7);
+//! let delays: Vec<u32> = ladder.delays(&mut rng).collect();
+//! assert_eq!(delays, [1000, 2000, 4000, 8000]);
+//! ```
+
+/// The longest delay a browser timer honours: `setTimeout` fires at once for anything above `2^31 - 1` ms.
+pub const MAX_DELAY_MS: u32 = 2_147_483_647;
+
+/// A source of uniformly distributed random bits.
+pub trait Random {
+    /// The next 64 random bits.
+    fn next_u64(&mut self) -> u64;
+
+    /// A uniform draw from `[0, 1)`, with 53 bits of precision.
+    fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+}
+
+/// SplitMix64: a small, fast, seedable generator; good enough to decorrelate reconnect delays.
+#[derive(Clone, Debug)]
+pub struct SplitMix64 {
+    state: u64,
+}
+
+impl SplitMix64 {
+    /// A generator whose whole sequence is fixed by `seed`.
+    pub fn new(seed: u64) -> Self {
+        SplitMix64 { state: seed }
+    }
+}
+
+impl Random for SplitMix64 {
+    fn next_u64(&mut self) -> u64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+/// How a delay is drawn from the exponential cap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    /// No jitter: always the cap. Clients dropped together stay in lock-step.
+    None,
+    /// Full jitter: uniform in `[0, cap]`. The flattest recovery; the default.
+    Full,
+    /// Equal jitter: half the cap fixed, half random. Keeps a floor under each retry.
+    Equal,
+    /// Decorrelated jitter: grows from the previous delay, `uniform[base, previous * 3]`, capped.
+    Decorrelated,
+    /// Always `base_ms` (a browser's own fixed retry), for comparisons.
+    Fixed,
+    /// `base_ms * n`, capped, for comparisons.
+    Linear,
+}
+
+impl Strategy {
+    /// Every strategy, in the order tables print them.
+    pub const ALL: [Strategy; 6] = [
+        Strategy::None,
+        Strategy::Full,
+        Strategy::Equal,
+        Strategy::Decorrelated,
+        Strategy::Fixed,
+        Strategy::Linear,
+    ];
+
+    /// The strategy's name as the JavaScript options spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::None => "none",
+            Strategy::Full => "full",
+            Strategy::Equal => "equal",
+            Strategy::Decorrelated => "decorrelated",
+            Strategy::Fixed => "fixed",
+            Strategy::Linear => "linear",
+        }
+    }
+
+    /// The strategy with this name, if any.
+    pub fn parse(name: &str) -> Option<Strategy> {
+        Strategy::ALL.into_iter().find(|s| s.as_str() == name)
+    }
+}
+
+/// The ladder's parameters. Validate user input with [`crate::options::Options::validate`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LadderConfig {
+    /// How each delay is drawn. Default [`Strategy::Full`].
+    pub strategy: Strategy,
+    /// The first cap, in milliseconds. Default 1000.
+    pub base_ms: f64,
+    /// The largest delay the ladder itself produces, in milliseconds. Default 60000.
+    pub max_ms: f64,
+    /// Growth per attempt. Default 2.
+    pub factor: f64,
+    /// Reconnect attempts in a row before giving up; `None` never gives up. Default `None`.
+    pub max_attempts: Option<u32>,
+}
+
+impl Default for LadderConfig {
+    fn default() -> Self {
+        LadderConfig {
+            strategy: Strategy::Full,
+            base_ms: 1000.0,
+            max_ms: 60000.0,
+            factor: 2.0,
+            max_attempts: None,
+        }
+    }
+}
+
+impl LadderConfig {
+    /// The exponential cap for attempt `n` (1-based): `min(max_ms, base_ms * factor^(n-1))`.
+    pub fn cap(&self, attempt: u32) -> f64 {
+        if self.base_ms <= 0.0 {
+            return 0.0;
+        }
+        let exponent = attempt.saturating_sub(1).min(2048) as i32;
+        let cap = self.base_ms * self.factor.powi(exponent);
+        // An overflow to infinity (or NaN) lands on the cap.
+        if cap < self.max_ms {
+            cap
+        } else {
+            self.max_ms
+        }
+    }
+}
+
+/// The ladder's state: the attempt counter, the previous delay and any pending server hint.
+#[derive(Clone, Debug)]
+pub struct Ladder {
+    config: LadderConfig,
+    attempt: u32,
+    previous_ms: f64,
+    hint_ms: u32,
+}
+
+impl Ladder {
+    /// A fresh ladder at attempt 0.
+    pub fn new(config: LadderConfig) -> Self {
+        Ladder {
+            config,
+            attempt: 0,
+            previous_ms: config.base_ms,
+            hint_ms: 0,
+        }
+    }
+
+    /// The parameters this ladder was built with.
+    pub fn config(&self) -> &LadderConfig {
+        &self.config
+    }
+
+    /// Reconnect attempts drawn since the last reset: 0 while connected.
+    pub fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// Whether another attempt is allowed before giving up.
+    pub fn exhausted(&self) -> bool {
+        matches!(self.config.max_attempts, Some(max) if self.attempt >= max)
+    }
+
+    /// Back to attempt 0, forgetting the previous delay and any pending hint.
+    pub fn reset(&mut self) {
+        self.attempt = 0;
+        self.previous_ms = self.config.base_ms;
+        self.hint_ms = 0;
+    }
+
+    /// A server asked the next reconnect to wait at least `ms`. The next delay becomes `ms` plus the
+    /// ladder's own draw (so a population told the same value still spreads), and the hint is then spent.
+    pub fn hint(&mut self, ms: u32) {
+        self.hint_ms = self.hint_ms.max(ms);
+    }
+
+    /// The delay before the next reconnect attempt, in milliseconds, or `None` once `max_attempts` reconnect
+    /// attempts have been drawn in a row. Advances the attempt counter.
+    pub fn next_delay<R: Random + ?Sized>(&mut self, rng: &mut R) -> Option<u32> {
+        if self.exhausted() {
+            return None;
+        }
+        self.attempt = self.attempt.saturating_add(1);
+        let c = &self.config;
+        let drawn = match c.strategy {
+            Strategy::None => c.cap(self.attempt),
+            Strategy::Full => rng.unit() * c.cap(self.attempt),
+            Strategy::Equal => {
+                let half = c.cap(self.attempt) / 2.0;
+                half + rng.unit() * half
+            }
+            Strategy::Decorrelated => {
+                let upper = self.previous_ms * 3.0;
+                let d = c.base_ms + rng.unit() * (upper - c.base_ms);
+                if d < c.max_ms {
+                    d
+                } else {
+                    c.max_ms
+                }
+            }
+            Strategy::Fixed => c.base_ms,
+            Strategy::Linear => {
+                let d = c.base_ms * self.attempt as f64;
+                if d < c.max_ms {
+                    d
+                } else {
+                    c.max_ms
+                }
+            }
+        };
+        self.previous_ms = drawn;
+        // `as` saturates and maps NaN to 0; validated configs never produce NaN.
+        let delay = (drawn as u32).min(MAX_DELAY_MS);
+        let hint = core::mem::take(&mut self.hint_ms);
+        Some(if hint > 0 {
+            hint.saturating_add(delay).min(MAX_DELAY_MS)
+        } else {
+            delay
+        })
+    }
+
+    /// The remaining delays as an iterator, in the style of `backon`: `None` means give up.
+    pub fn delays<'a, R: Random + ?Sized>(&'a mut self, rng: &'a mut R) -> Delays<'a, R> {
+        Delays { ladder: self, rng }
+    }
+}
+
+/// Iterator over a ladder's delays; see [`Ladder::delays`].
+pub struct Delays<'a, R: ?Sized> {
+    ladder: &'a mut Ladder,
+    rng: &'a mut R,
+}
+
+impl<R: Random + ?Sized> Iterator for Delays<'_, R> {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        self.ladder.next_delay(self.rng)
+    }
+}

@@ -1,0 +1,28 @@
+//! # managed-eventsource
+//!
+//! A browser Server-Sent Events client that reconnects through a jittered exponential backoff ladder
+//! instead of the browser's fixed interval, so that a population of clients dropped by one outage comes
+//! back as a ramp rather than a wave.
+//!
+//! The crate is a pure core, built and tested natively, and a thin browser shell compiled for `wasm32`:
+//!
+//! | module | what it holds |
+//! | --- | --- |
+//! | [`ladder`] | the backoff ladder: strategies, caps, attempts; randomness passed in |
+//! | [`machine`] | the reconnect state machine, sans-IO: inputs in, commands out |
+//! | [`options`] | the options model, its defaults and its validation |
+//! | [`resume`] | the URL of a reconnect, carrying the last event id |
+//! | [`storm`] | a population simulator that runs the same ladder for many clients |
+//! | `web` | (wasm32 only) `ManagedEventSource` and `createManagedStream` over a real `EventSource` |
+//!
+//! The JavaScript API is described in the README; its TypeScript types are generated into `pkg/`.
+#![deny(missing_docs)]
+
+pub mod ladder;
+pub mod machine;
+pub mod options;
+pub mod resume;
+pub mod storm;
+
+#[cfg(target_arch = "wasm32")]
+mod web;

@@ -1,0 +1,441 @@
+//! The reconnect state machine, sans-IO: inputs in, commands out.
+//!
+//! The browser shell turns `EventSource` events, timers and page events into [`Input`]s and carries out the
+//! [`Command`]s in the order given. Effects come before notifications in each batch, so a user callback that
+//! calls `close()` from inside a notification finds the machine already consistent.
+//!
+//! Invariants (checked by property tests over random input sequences):
+//! - at most one live source, and at most one armed timer;
+//! - nothing opens and no timer is armed after [`Input::Close`];
+//! - the attempt counter resets on [`Input::Opened`], not on the first event;
+//! - every delay lies in `[0, max_ms]` unless a server hint asks for more;
+//! - after `max_attempts` reconnect attempts fail in a row, nothing is scheduled until
+//!   [`Input::RetryNow`], [`Input::PageVisible`] or [`Input::Online`].
+//!
+//! ```
+//! use managed_eventsource::machine::{Command, Config, Input, Machine, Status};
+//! use managed_eventsource::ladder::SplitMix64;
+//!
+//! let mut m = Machine::new(Config::default(), SplitMix64::new(1));
+//! assert_eq!(m.handle(Input::Start), [Command::OpenSource { resume_from: None }, Command::Status(Status::Connecting)]);
+//! let cmds = m.handle(Input::Failed { browser_gave_up: true });
+//! assert_eq!(cmds[0], Command::CloseSource);
+//! assert!(matches!(cmds[2], Command::ArmTimer { ms } if ms <= 1000));
+//! ```
+
+use crate::ladder::{Ladder, LadderConfig, Random};
+use crate::options::Reconnect;
+
+/// What the UI shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The first connection is being made.
+    Connecting,
+    /// Connected: the response headers validated.
+    Open,
+    /// Waiting for, or making, a reconnect.
+    Reconnecting,
+    /// Gave up: `max_attempts` reached, the browser gave up, or reconnecting is off.
+    Failed,
+    /// Closed by the user; final.
+    Closed,
+}
+
+impl Status {
+    /// The status's name in the JavaScript API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Connecting => "connecting",
+            Status::Open => "open",
+            Status::Reconnecting => "reconnecting",
+            Status::Failed => "failed",
+            Status::Closed => "closed",
+        }
+    }
+}
+
+/// Something that happened.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// Connect for the first time.
+    Start,
+    /// The current source's `open` event: response headers validated.
+    Opened,
+    /// The current source's `error` event. `browser_gave_up` is true when its `readyState` is `CLOSED`.
+    Failed {
+        /// The browser will not retry by itself (a non-200 status, a wrong type, or a closed source).
+        browser_gave_up: bool,
+    },
+    /// An event arrived; `id` is its `lastEventId` (empty when the stream has sent none).
+    Event {
+        /// The event's `lastEventId`.
+        id: String,
+    },
+    /// The armed timer fired.
+    TimerFired,
+    /// The page became visible.
+    PageVisible,
+    /// The browser came back online.
+    Online,
+    /// The browser went offline.
+    Offline,
+    /// The server asked the next reconnect to wait at least this long.
+    RetryHint {
+        /// The delay asked for, in ms.
+        ms: u32,
+    },
+    /// The stream has been silent for too long: treat it as dropped.
+    Stalled,
+    /// The user asked to reconnect now with a fresh ladder.
+    RetryNow,
+    /// The user closed the stream; final.
+    Close,
+}
+
+/// Something for the shell to do, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    /// Create a new `EventSource`. `resume_from` is the last event id to put in the URL, if any.
+    OpenSource {
+        /// The id for the `lastEventIdParam` query parameter.
+        resume_from: Option<String>,
+    },
+    /// Close the current `EventSource` and drop its listeners.
+    CloseSource,
+    /// Arm the reconnect timer.
+    ArmTimer {
+        /// Delay in ms.
+        ms: u32,
+    },
+    /// Cancel the armed timer.
+    DisarmTimer,
+    /// The status changed.
+    Status(Status),
+    /// Tell the user about an error of the current source (`onerror`).
+    ReportError,
+    /// A connection opened after `attempt` reconnect attempts (0 for the first try).
+    Connected {
+        /// The attempt that succeeded.
+        attempt: u32,
+    },
+    /// A reconnect has been scheduled.
+    RetryScheduled {
+        /// Reconnect attempt number, from 1.
+        attempt: u32,
+        /// Its delay in ms.
+        delay_ms: u32,
+    },
+    /// Gave up after `attempts` reconnect attempts in a row.
+    GaveUp {
+        /// Reconnect attempts made.
+        attempts: u32,
+    },
+}
+
+/// The machine's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config {
+    /// Who reconnects.
+    pub mode: Reconnect,
+    /// The backoff ladder.
+    pub ladder: LadderConfig,
+    /// Whether reconnects carry the last event id (`lastEventIdParam` is set).
+    pub resume: bool,
+    /// Whether [`Input::PageVisible`] wakes a waiting or failed stream.
+    pub wake_on_visible: bool,
+    /// Whether [`Input::Online`] wakes a waiting or failed stream (and [`Input::Offline`] pauses waiting).
+    pub wake_on_online: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mode: Reconnect::Backoff,
+            ladder: LadderConfig::default(),
+            resume: false,
+            wake_on_visible: true,
+            wake_on_online: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    /// A source is live and not yet open.
+    Connecting,
+    /// A source is live and open.
+    Open,
+    /// No source; the timer is armed.
+    Waiting,
+    /// No source, no timer: offline, waiting for `Online`.
+    Paused,
+    /// No source, no timer: gave up.
+    Failed,
+    Closed,
+}
+
+/// The reconnect state machine. `R` supplies the jitter.
+#[derive(Clone, Debug)]
+pub struct Machine<R> {
+    config: Config,
+    ladder: Ladder,
+    rng: R,
+    phase: Phase,
+    status: Option<Status>,
+    last_event_id: String,
+}
+
+impl<R: Random> Machine<R> {
+    /// A machine that has not started.
+    pub fn new(config: Config, rng: R) -> Self {
+        Machine {
+            config,
+            ladder: Ladder::new(config.ladder),
+            rng,
+            phase: Phase::Idle,
+            status: None,
+            last_event_id: String::new(),
+        }
+    }
+
+    /// The current status (`Connecting` before [`Input::Start`]).
+    pub fn status(&self) -> Status {
+        self.status.unwrap_or(Status::Connecting)
+    }
+
+    /// `EventSource.readyState`: 0 while connecting or waiting, 1 when open, 2 when failed or closed.
+    pub fn ready_state(&self) -> u16 {
+        match self.phase {
+            Phase::Open => 1,
+            Phase::Failed | Phase::Closed => 2,
+            _ => 0,
+        }
+    }
+
+    /// Reconnect attempts in a row so far; 0 while open.
+    pub fn attempt(&self) -> u32 {
+        self.ladder.attempt()
+    }
+
+    /// The last non-empty event id seen.
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
+    /// Whether a source is live (created and not closed).
+    pub fn source_live(&self) -> bool {
+        matches!(self.phase, Phase::Connecting | Phase::Open)
+    }
+
+    /// Whether the reconnect timer is armed.
+    pub fn timer_armed(&self) -> bool {
+        self.phase == Phase::Waiting
+    }
+
+    /// Whether the machine has been closed.
+    pub fn closed(&self) -> bool {
+        self.phase == Phase::Closed
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Feeds one input and returns what to do.
+    pub fn handle(&mut self, input: Input) -> Vec<Command> {
+        let mut out = Vec::new();
+        self.handle_into(input, &mut out);
+        out
+    }
+
+    /// Feeds one input and appends what to do to `out` (no allocation once `out` has capacity).
+    pub fn handle_into(&mut self, input: Input, out: &mut Vec<Command>) {
+        if self.phase == Phase::Closed {
+            return;
+        }
+        match input {
+            Input::Start => {
+                if self.phase == Phase::Idle {
+                    self.open(out);
+                }
+            }
+            Input::Opened => {
+                if self.phase == Phase::Connecting {
+                    let attempt = self.ladder.attempt();
+                    self.ladder.reset();
+                    self.phase = Phase::Open;
+                    self.set_status(Status::Open, out);
+                    out.push(Command::Connected { attempt });
+                }
+            }
+            Input::Failed { browser_gave_up } => {
+                if self.source_live() {
+                    self.failed(browser_gave_up, out);
+                }
+            }
+            Input::Event { id } => {
+                if self.source_live() && !id.is_empty() {
+                    self.last_event_id = id;
+                }
+            }
+            Input::TimerFired => {
+                if self.phase == Phase::Waiting {
+                    self.open(out);
+                }
+            }
+            Input::PageVisible => {
+                if self.config.wake_on_visible {
+                    self.wake(out);
+                }
+            }
+            Input::Online => {
+                if self.config.wake_on_online {
+                    self.wake(out);
+                }
+            }
+            Input::Offline => {
+                // Waiting while offline only burns attempts; `Online` will reconnect at once.
+                if self.config.wake_on_online && self.phase == Phase::Waiting {
+                    out.push(Command::DisarmTimer);
+                    self.phase = Phase::Paused;
+                }
+            }
+            Input::RetryHint { ms } => {
+                if self.phase != Phase::Idle {
+                    self.ladder.hint(ms);
+                }
+            }
+            Input::Stalled => {
+                if self.source_live() {
+                    out.push(Command::CloseSource);
+                    out.push(Command::ReportError);
+                    self.phase = Phase::Failed;
+                    if self.config.mode == Reconnect::Never {
+                        self.give_up(out);
+                    } else {
+                        self.schedule(out);
+                    }
+                }
+            }
+            Input::RetryNow => {
+                if self.phase != Phase::Idle {
+                    self.stop_activity(out);
+                    self.ladder.reset();
+                    self.open(out);
+                }
+            }
+            Input::Close => {
+                self.stop_activity(out);
+                self.phase = Phase::Closed;
+                self.set_status(Status::Closed, out);
+            }
+        }
+    }
+
+    fn set_status(&mut self, status: Status, out: &mut Vec<Command>) {
+        if self.status != Some(status) {
+            self.status = Some(status);
+            out.push(Command::Status(status));
+        }
+    }
+
+    /// Closes the live source or disarms the timer, whichever there is.
+    fn stop_activity(&mut self, out: &mut Vec<Command>) {
+        match self.phase {
+            Phase::Connecting | Phase::Open => out.push(Command::CloseSource),
+            Phase::Waiting => out.push(Command::DisarmTimer),
+            _ => {}
+        }
+    }
+
+    fn open(&mut self, out: &mut Vec<Command>) {
+        let first = self.phase == Phase::Idle;
+        let resume_from = if !first && self.config.resume && !self.last_event_id.is_empty() {
+            Some(self.last_event_id.clone())
+        } else {
+            None
+        };
+        self.phase = Phase::Connecting;
+        out.push(Command::OpenSource { resume_from });
+        self.set_status(
+            if first {
+                Status::Connecting
+            } else {
+                Status::Reconnecting
+            },
+            out,
+        );
+    }
+
+    fn wake(&mut self, out: &mut Vec<Command>) {
+        if self.config.mode == Reconnect::Never {
+            return;
+        }
+        if matches!(self.phase, Phase::Waiting | Phase::Paused | Phase::Failed) {
+            self.stop_activity(out);
+            self.ladder.reset();
+            self.open(out);
+        }
+    }
+
+    fn failed(&mut self, browser_gave_up: bool, out: &mut Vec<Command>) {
+        match self.config.mode {
+            Reconnect::Backoff => {
+                out.push(Command::CloseSource);
+                out.push(Command::ReportError);
+                self.phase = Phase::Failed;
+                self.schedule(out);
+            }
+            Reconnect::Browser => {
+                if browser_gave_up {
+                    out.push(Command::CloseSource);
+                    out.push(Command::ReportError);
+                    self.phase = Phase::Failed;
+                    self.give_up(out);
+                } else if self.ladder.next_delay(&mut self.rng).is_some() {
+                    // The browser retries by itself; the draw only counts the attempt.
+                    out.push(Command::ReportError);
+                    self.phase = Phase::Connecting;
+                    self.set_status(Status::Reconnecting, out);
+                } else {
+                    out.push(Command::CloseSource);
+                    out.push(Command::ReportError);
+                    self.phase = Phase::Failed;
+                    self.give_up(out);
+                }
+            }
+            Reconnect::Never => {
+                out.push(Command::CloseSource);
+                out.push(Command::ReportError);
+                self.phase = Phase::Failed;
+                self.give_up(out);
+            }
+        }
+    }
+
+    /// With no source live, arms the timer for the next attempt, or gives up.
+    fn schedule(&mut self, out: &mut Vec<Command>) {
+        match self.ladder.next_delay(&mut self.rng) {
+            Some(ms) => {
+                self.phase = Phase::Waiting;
+                out.push(Command::ArmTimer { ms });
+                self.set_status(Status::Reconnecting, out);
+                out.push(Command::RetryScheduled {
+                    attempt: self.ladder.attempt(),
+                    delay_ms: ms,
+                });
+            }
+            None => self.give_up(out),
+        }
+    }
+
+    fn give_up(&mut self, out: &mut Vec<Command>) {
+        self.phase = Phase::Failed;
+        self.set_status(Status::Failed, out);
+        out.push(Command::GaveUp {
+            attempts: self.ladder.attempt(),
+        });
+    }
+}

@@ -1,0 +1,211 @@
+//! The options model, its defaults and its validation.
+//!
+//! Pure Rust: the browser shell reads a JavaScript object into [`Options`] (rejecting wrong types with a
+//! `TypeError`), then calls [`Options::validate`], whose [`OptionError`] it throws as a `TypeError` or a
+//! `RangeError` with [`OptionError::message`]. No message is built with `format!`.
+
+use crate::ladder::{LadderConfig, Strategy, MAX_DELAY_MS};
+
+/// Who reconnects after a dropped connection (seed 003's three modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reconnect {
+    /// Close the native source on every error and reconnect after the ladder's delay. The default.
+    Backoff,
+    /// Leave reconnecting to the browser (its `retry:` and `Last-Event-ID` apply); only report status.
+    Browser,
+    /// Never reconnect: the first error ends the stream (until `reconnectNow()`).
+    Never,
+}
+
+/// The kind of JavaScript error an invalid option throws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The value has the wrong type or is not one of the allowed names.
+    Type,
+    /// The value is a number outside the allowed range.
+    Range,
+}
+
+/// An invalid option: which one, and the rule it breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OptionError {
+    /// `TypeError` or `RangeError`.
+    pub kind: ErrorKind,
+    /// The option's JavaScript name, e.g. `"baseMs"`.
+    pub option: &'static str,
+    /// The rule, phrased to follow the option's name, e.g. `"must be a finite number"`.
+    pub rule: &'static str,
+}
+
+impl OptionError {
+    /// A type error for `option`.
+    pub const fn type_error(option: &'static str, rule: &'static str) -> Self {
+        OptionError {
+            kind: ErrorKind::Type,
+            option,
+            rule,
+        }
+    }
+
+    /// A range error for `option`.
+    pub const fn range_error(option: &'static str, rule: &'static str) -> Self {
+        OptionError {
+            kind: ErrorKind::Range,
+            option,
+            rule,
+        }
+    }
+
+    /// The message a user sees: `"managed-eventsource: option baseMs must be a finite number"`.
+    pub fn message(&self) -> String {
+        let mut s = String::with_capacity(40 + self.option.len() + self.rule.len());
+        s.push_str("managed-eventsource: option ");
+        s.push_str(self.option);
+        s.push(' ');
+        s.push_str(self.rule);
+        s
+    }
+}
+
+impl core::fmt::Display for OptionError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&self.message())
+    }
+}
+
+impl std::error::Error for OptionError {}
+
+/// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    /// Passed to `EventSource`. Default `false`.
+    pub with_credentials: bool,
+    /// Who reconnects. Default [`Reconnect::Backoff`].
+    pub reconnect: Reconnect,
+    /// Jitter strategy. Default [`Strategy::Full`].
+    pub jitter: Strategy,
+    /// First cap of the ladder, ms. Default 1000.
+    pub base_ms: f64,
+    /// Largest delay of the ladder, ms. Default 60000; at most 2147483647.
+    pub max_ms: f64,
+    /// Growth per attempt. Default 2.
+    pub factor: f64,
+    /// Reconnect attempts in a row before status `failed`. Default infinity.
+    pub max_attempts: f64,
+    /// Query parameter that carries the last event id on each reconnect. Default none.
+    pub last_event_id_param: Option<String>,
+    /// Reconnect at once when the page becomes visible. Default `true`.
+    pub reconnect_on_visible: bool,
+    /// Reconnect at once when the browser comes back online. Default `true`.
+    pub reconnect_on_online: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        let ladder = LadderConfig::default();
+        Options {
+            with_credentials: false,
+            reconnect: Reconnect::Backoff,
+            jitter: ladder.strategy,
+            base_ms: ladder.base_ms,
+            max_ms: ladder.max_ms,
+            factor: ladder.factor,
+            max_attempts: f64::INFINITY,
+            last_event_id_param: None,
+            reconnect_on_visible: true,
+            reconnect_on_online: true,
+        }
+    }
+}
+
+/// Parses the `jitter` option. Only the four public names are accepted.
+pub fn parse_jitter(name: &str) -> Result<Strategy, OptionError> {
+    match Strategy::parse(name) {
+        Some(s @ (Strategy::Full | Strategy::Equal | Strategy::Decorrelated | Strategy::None)) => Ok(s),
+        _ => Err(OptionError::type_error(
+            "jitter",
+            "must be 'full', 'equal', 'decorrelated' or 'none'",
+        )),
+    }
+}
+
+/// Parses a string value of the `reconnect` option (`false` is read by the shell as [`Reconnect::Never`]).
+pub fn parse_reconnect(name: &str) -> Result<Reconnect, OptionError> {
+    match name {
+        "backoff" => Ok(Reconnect::Backoff),
+        "browser" => Ok(Reconnect::Browser),
+        _ => Err(OptionError::type_error(
+            "reconnect",
+            "must be 'backoff', 'browser' or false",
+        )),
+    }
+}
+
+fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
+    if !value.is_finite() {
+        Err(OptionError::range_error(option, "must be a finite number"))
+    } else if value < 0.0 {
+        Err(OptionError::range_error(option, "must not be negative"))
+    } else if value > MAX_DELAY_MS as f64 {
+        Err(OptionError::range_error(
+            option,
+            "must be at most 2147483647 (the longest delay a browser timer honours)",
+        ))
+    } else {
+        Ok(())
+    }
+}
+
+impl Options {
+    /// Checks every rule and returns the ladder the options describe.
+    ///
+    /// Rules: `baseMs` and `maxMs` finite, not negative, at most 2147483647, and `maxMs` not below `baseMs`;
+    /// `factor` finite and at least 1; `maxAttempts` a whole number, not negative, or `Infinity`;
+    /// `lastEventIdParam` not empty.
+    pub fn validate(&self) -> Result<LadderConfig, OptionError> {
+        check_delay("baseMs", self.base_ms)?;
+        check_delay("maxMs", self.max_ms)?;
+        if self.max_ms < self.base_ms {
+            return Err(OptionError::range_error(
+                "maxMs",
+                "must not be less than baseMs",
+            ));
+        }
+        if !self.factor.is_finite() {
+            return Err(OptionError::range_error("factor", "must be a finite number"));
+        }
+        if self.factor < 1.0 {
+            return Err(OptionError::range_error("factor", "must be at least 1"));
+        }
+        let m = self.max_attempts;
+        if m.is_nan() || m < 0.0 {
+            return Err(OptionError::range_error(
+                "maxAttempts",
+                "must be a whole number, 0 or more, or Infinity",
+            ));
+        }
+        if m.is_finite() && m.fract() != 0.0 {
+            return Err(OptionError::range_error(
+                "maxAttempts",
+                "must be a whole number, 0 or more, or Infinity",
+            ));
+        }
+        if matches!(&self.last_event_id_param, Some(p) if p.is_empty()) {
+            return Err(OptionError::type_error(
+                "lastEventIdParam",
+                "must be a non-empty string",
+            ));
+        }
+        Ok(LadderConfig {
+            strategy: self.jitter,
+            base_ms: self.base_ms,
+            max_ms: self.max_ms,
+            factor: self.factor,
+            max_attempts: if m >= u32::MAX as f64 {
+                None
+            } else {
+                Some(m as u32)
+            },
+        })
+    }
+}

@@ -1,0 +1,1 @@
+//! Population simulator (see issue 5).

@@ -1,0 +1,480 @@
+//! Native tests of the reconnect state machine: scenarios from the seeds, then property tests of every
+//! invariant in DESIGN.md over random input sequences.
+#![cfg(not(target_arch = "wasm32"))]
+
+use managed_eventsource::ladder::{LadderConfig, SplitMix64, Strategy as Jitter};
+use managed_eventsource::machine::{Command, Config, Input, Machine, Status};
+use managed_eventsource::options::Reconnect;
+use proptest::prelude::*;
+
+fn machine(config: Config) -> Machine<SplitMix64> {
+    Machine::new(config, SplitMix64::new(1))
+}
+
+fn backoff(max_attempts: Option<u32>) -> Config {
+    Config {
+        ladder: LadderConfig {
+            max_attempts,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    }
+}
+
+const FAIL: Input = Input::Failed {
+    browser_gave_up: true,
+};
+
+fn delay_of(cmds: &[Command]) -> Option<u32> {
+    cmds.iter().find_map(|c| match c {
+        Command::ArmTimer { ms } => Some(*ms),
+        _ => None,
+    })
+}
+
+#[test]
+fn an_error_closes_reports_then_schedules() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    let cmds = m.handle(FAIL);
+    assert_eq!(cmds[0], Command::CloseSource);
+    assert_eq!(cmds[1], Command::ReportError);
+    let ms = delay_of(&cmds).unwrap();
+    assert!(ms <= 1000);
+    assert_eq!(
+        &cmds[2..],
+        [
+            Command::ArmTimer { ms },
+            Command::Status(Status::Reconnecting),
+            Command::RetryScheduled { attempt: 1, delay_ms: ms }
+        ]
+    );
+    assert_eq!(m.ready_state(), 0, "waiting still reads as CONNECTING");
+    assert_eq!(m.handle(Input::TimerFired), [Command::OpenSource { resume_from: None }]);
+}
+
+#[test]
+fn the_browser_retry_never_runs_even_while_connecting() {
+    // An error while the browser would retry by itself (readyState CONNECTING) is closed all the same.
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    let cmds = m.handle(Input::Failed { browser_gave_up: false });
+    assert_eq!(cmds[0], Command::CloseSource);
+    assert!(delay_of(&cmds).is_some());
+}
+
+#[test]
+fn attempt_resets_on_open_not_on_first_event() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    for _ in 0..3 {
+        m.handle(FAIL);
+        m.handle(Input::TimerFired);
+    }
+    assert_eq!(m.attempt(), 3);
+    // Events do not reset the ladder (only a validated open does).
+    m.handle(Input::Event { id: "1".into() });
+    assert_eq!(m.attempt(), 3);
+    let cmds = m.handle(Input::Opened);
+    assert_eq!(cmds, [Command::Status(Status::Open), Command::Connected { attempt: 3 }]);
+    assert_eq!(m.attempt(), 0);
+    let cmds = m.handle(FAIL);
+    assert!(cmds.contains(&Command::RetryScheduled { attempt: 1, delay_ms: delay_of(&cmds).unwrap() }));
+}
+
+#[test]
+fn gives_up_after_max_attempts_with_exactly_that_many() {
+    let mut m = machine(backoff(Some(3)));
+    m.handle(Input::Start);
+    let mut opens = 1;
+    let mut gave_up = None;
+    for _ in 0..10 {
+        let cmds = m.handle(FAIL);
+        if let Some(Command::GaveUp { attempts }) = cmds.last() {
+            gave_up = Some(*attempts);
+            assert!(cmds.contains(&Command::Status(Status::Failed)));
+            assert!(delay_of(&cmds).is_none());
+            break;
+        }
+        let cmds = m.handle(Input::TimerFired);
+        opens += cmds.iter().filter(|c| matches!(c, Command::OpenSource { .. })).count();
+    }
+    assert_eq!(gave_up, Some(3));
+    assert_eq!(opens, 4, "the first connection and three reconnects");
+    assert_eq!(m.status(), Status::Failed);
+    assert_eq!(m.ready_state(), 2);
+    // Nothing wakes it by itself...
+    assert!(m.handle(Input::TimerFired).is_empty());
+    assert!(m.handle(FAIL).is_empty());
+    // ...but reconnectNow does, with a fresh ladder (unlike reconnecting-websocket issue 125).
+    let cmds = m.handle(Input::RetryNow);
+    assert_eq!(cmds, [Command::OpenSource { resume_from: None }, Command::Status(Status::Reconnecting)]);
+    let cmds = m.handle(FAIL);
+    assert!(cmds.iter().any(|c| matches!(c, Command::RetryScheduled { attempt: 1, .. })));
+}
+
+#[test]
+fn max_attempts_zero_fails_on_the_first_error() {
+    let mut m = machine(backoff(Some(0)));
+    m.handle(Input::Start);
+    let cmds = m.handle(FAIL);
+    assert_eq!(
+        cmds,
+        [
+            Command::CloseSource,
+            Command::ReportError,
+            Command::Status(Status::Failed),
+            Command::GaveUp { attempts: 0 }
+        ]
+    );
+}
+
+#[test]
+fn visible_and_online_reconnect_at_once_when_waiting_or_failed() {
+    for wake in [Input::PageVisible, Input::Online] {
+        let mut m = machine(backoff(Some(1)));
+        m.handle(Input::Start);
+        m.handle(FAIL);
+        assert!(m.timer_armed());
+        let cmds = m.handle(wake.clone());
+        assert_eq!(cmds[0], Command::DisarmTimer);
+        assert!(matches!(cmds[1], Command::OpenSource { .. }));
+        assert_eq!(m.attempt(), 0, "fresh ladder");
+        // From failed too.
+        m.handle(FAIL);
+        m.handle(Input::TimerFired);
+        m.handle(FAIL);
+        assert_eq!(m.status(), Status::Failed);
+        let cmds = m.handle(wake.clone());
+        assert!(matches!(cmds[0], Command::OpenSource { .. }));
+        // And they leave a healthy stream alone.
+        m.handle(Input::Opened);
+        assert!(m.handle(wake.clone()).is_empty());
+        // And a connection in progress.
+        m.handle(FAIL);
+        m.handle(Input::TimerFired);
+        assert!(m.handle(wake).is_empty());
+    }
+}
+
+#[test]
+fn wake_events_can_be_turned_off() {
+    let mut m = machine(Config {
+        wake_on_visible: false,
+        wake_on_online: false,
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    m.handle(FAIL);
+    assert!(m.handle(Input::PageVisible).is_empty());
+    assert!(m.handle(Input::Online).is_empty());
+    assert!(m.handle(Input::Offline).is_empty());
+    assert!(m.timer_armed());
+}
+
+#[test]
+fn offline_pauses_the_timer_until_online() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(FAIL);
+    assert_eq!(m.handle(Input::Offline), [Command::DisarmTimer]);
+    assert!(m.handle(Input::TimerFired).is_empty());
+    assert_eq!(m.status(), Status::Reconnecting);
+    let cmds = m.handle(Input::Online);
+    assert_eq!(cmds, [Command::OpenSource { resume_from: None }]);
+}
+
+#[test]
+fn close_is_final() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(FAIL);
+    assert_eq!(m.handle(Input::Close), [Command::DisarmTimer, Command::Status(Status::Closed)]);
+    for input in [Input::TimerFired, Input::Opened, FAIL, Input::RetryNow, Input::PageVisible, Input::Online, Input::Start, Input::Close] {
+        assert!(m.handle(input).is_empty());
+    }
+    assert_eq!(m.ready_state(), 2);
+    // Closing an open stream closes its source.
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    assert_eq!(m.handle(Input::Close), [Command::CloseSource, Command::Status(Status::Closed)]);
+}
+
+#[test]
+fn a_late_open_from_an_old_source_does_nothing() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(FAIL);
+    // The old source is gone; its open (or error) must not touch the waiting machine.
+    assert!(m.handle(Input::Opened).is_empty());
+    assert!(m.handle(FAIL).is_empty());
+    assert!(m.timer_armed());
+}
+
+#[test]
+fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
+    let mut m = machine(Config { resume: true, ..Config::default() });
+    assert_eq!(m.handle(Input::Start)[0], Command::OpenSource { resume_from: None });
+    m.handle(Input::Opened);
+    // No id yet: nothing to carry.
+    m.handle(Input::Event { id: String::new() });
+    m.handle(FAIL);
+    assert_eq!(m.handle(Input::TimerFired)[0], Command::OpenSource { resume_from: None });
+    m.handle(Input::Opened);
+    m.handle(Input::Event { id: "41".into() });
+    m.handle(Input::Event { id: "42".into() });
+    // An event without an id (an empty lastEventId) keeps the position.
+    m.handle(Input::Event { id: String::new() });
+    assert_eq!(m.last_event_id(), "42");
+    m.handle(FAIL);
+    assert_eq!(m.handle(Input::TimerFired)[0], Command::OpenSource { resume_from: Some("42".into()) });
+    // Without the option, ids are tracked but not carried.
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(Input::Event { id: "7".into() });
+    m.handle(FAIL);
+    assert_eq!(m.handle(Input::TimerFired)[0], Command::OpenSource { resume_from: None });
+    assert_eq!(m.last_event_id(), "7");
+}
+
+#[test]
+fn browser_mode_only_reports_status() {
+    let mut m = machine(Config { mode: Reconnect::Browser, ..Config::default() });
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    let cmds = m.handle(Input::Failed { browser_gave_up: false });
+    assert_eq!(cmds, [Command::ReportError, Command::Status(Status::Reconnecting)]);
+    assert_eq!(m.handle(Input::Opened), [Command::Status(Status::Open), Command::Connected { attempt: 1 }]);
+    // The browser gives up (a 503, a wrong type): failed.
+    let cmds = m.handle(FAIL);
+    assert_eq!(
+        cmds,
+        [Command::CloseSource, Command::ReportError, Command::Status(Status::Failed), Command::GaveUp { attempts: 0 }]
+    );
+    assert!(m.handle(Input::RetryNow).iter().any(|c| matches!(c, Command::OpenSource { .. })));
+}
+
+#[test]
+fn browser_mode_caps_the_browsers_own_retries() {
+    let mut m = machine(Config {
+        mode: Reconnect::Browser,
+        ladder: LadderConfig { max_attempts: Some(2), ..LadderConfig::default() },
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    let soft = Input::Failed { browser_gave_up: false };
+    assert!(!m.handle(soft.clone()).contains(&Command::CloseSource));
+    assert!(!m.handle(soft.clone()).contains(&Command::CloseSource));
+    let cmds = m.handle(soft);
+    assert_eq!(cmds[0], Command::CloseSource);
+    assert_eq!(cmds.last(), Some(&Command::GaveUp { attempts: 2 }));
+}
+
+#[test]
+fn never_mode_ends_on_the_first_error() {
+    let mut m = machine(Config { mode: Reconnect::Never, ..Config::default() });
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    let cmds = m.handle(Input::Failed { browser_gave_up: false });
+    assert_eq!(cmds[0], Command::CloseSource);
+    assert_eq!(m.status(), Status::Failed);
+    assert!(m.handle(Input::PageVisible).is_empty());
+    assert!(m.handle(Input::Online).is_empty());
+    assert!(m.handle(Input::RetryNow).iter().any(|c| matches!(c, Command::OpenSource { .. })));
+}
+
+#[test]
+fn a_stalled_stream_is_treated_as_dropped() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    let cmds = m.handle(Input::Stalled);
+    assert_eq!(cmds[0], Command::CloseSource);
+    assert!(delay_of(&cmds).is_some());
+    assert!(m.handle(Input::Stalled).is_empty(), "no source, nothing stalls");
+}
+
+#[test]
+fn a_retry_hint_raises_the_next_delay() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    m.handle(Input::RetryHint { ms: 20_000 });
+    let ms = delay_of(&m.handle(FAIL)).unwrap();
+    assert!((20_000..=21_000).contains(&ms), "{ms}");
+}
+
+#[test]
+fn retry_now_reconnects_an_open_stream() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    assert_eq!(
+        m.handle(Input::RetryNow),
+        [Command::CloseSource, Command::OpenSource { resume_from: None }, Command::Status(Status::Reconnecting)]
+    );
+}
+
+#[test]
+fn status_is_reported_once_per_change() {
+    let mut m = machine(Config::default());
+    let mut statuses = Vec::new();
+    for input in [Input::Start, FAIL, Input::TimerFired, FAIL, Input::TimerFired, Input::Opened, Input::Close] {
+        for c in m.handle(input) {
+            if let Command::Status(s) = c {
+                statuses.push(s);
+            }
+        }
+    }
+    assert_eq!(statuses, [Status::Connecting, Status::Reconnecting, Status::Open, Status::Closed]);
+}
+
+// ---- property tests -------------------------------------------------------------------------------------
+
+fn input() -> impl Strategy<Value = Input> {
+    prop_oneof![
+        1 => Just(Input::Start),
+        4 => Just(Input::Opened),
+        4 => any::<bool>().prop_map(|browser_gave_up| Input::Failed { browser_gave_up }),
+        2 => prop_oneof![Just(String::new()), "[0-9]{1,3}"].prop_map(|id| Input::Event { id }),
+        4 => Just(Input::TimerFired),
+        1 => Just(Input::PageVisible),
+        1 => Just(Input::Online),
+        1 => Just(Input::Offline),
+        1 => (0u32..100_000).prop_map(|ms| Input::RetryHint { ms }),
+        1 => Just(Input::Stalled),
+        1 => Just(Input::RetryNow),
+        1 => Just(Input::Close),
+    ]
+}
+
+fn config() -> impl Strategy<Value = Config> {
+    (
+        prop_oneof![Just(Reconnect::Backoff), Just(Reconnect::Browser), Just(Reconnect::Never)],
+        prop_oneof![
+            Just(Jitter::None),
+            Just(Jitter::Full),
+            Just(Jitter::Equal),
+            Just(Jitter::Decorrelated),
+            Just(Jitter::Fixed),
+            Just(Jitter::Linear)
+        ],
+        0.0f64..5000.0,
+        0.0f64..100_000.0,
+        1.0f64..4.0,
+        prop::option::of(0u32..6),
+        any::<(bool, bool, bool)>(),
+    )
+        .prop_map(|(mode, strategy, base, extra, factor, max_attempts, (resume, vis, online))| Config {
+            mode,
+            ladder: LadderConfig { strategy, base_ms: base, max_ms: base + extra, factor, max_attempts },
+            resume,
+            wake_on_visible: vis,
+            wake_on_online: online,
+        })
+}
+
+/// What a correct shell would hold after carrying out each command.
+#[derive(Default)]
+struct Shell {
+    sources: u32,
+    timers: u32,
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn invariants_hold_for_any_input_sequence(
+        config in config(),
+        seed in any::<u64>(),
+        inputs in prop::collection::vec(input(), 0..80),
+    ) {
+        let mut m = Machine::new(config, SplitMix64::new(seed));
+        let mut shell = Shell::default();
+        let mut closed = false;
+        let mut gave_up = false;
+        let mut max_hint = 0u32;
+        let mut last_id = String::new();
+        let mut failures_in_a_row = 0u32;
+        for input in inputs {
+            let before_attempt = m.attempt();
+            let was_live = m.source_live();
+            match &input {
+                Input::RetryHint { ms } => max_hint = max_hint.max(*ms),
+                Input::Event { id } if was_live && !id.is_empty() => last_id = id.clone(),
+                _ => {}
+            }
+            let cmds = m.handle(input.clone());
+            if matches!(input, Input::Failed { .. }) && was_live {
+                failures_in_a_row += 1;
+            }
+            for c in &cmds {
+                match c {
+                    Command::OpenSource { resume_from } => {
+                        prop_assert!(!closed, "opened after Close");
+                        prop_assert!(!gave_up || matches!(input, Input::RetryNow | Input::PageVisible | Input::Online),
+                            "woke from failed on {:?}", input);
+                        shell.sources += 1;
+                        if let Some(id) = resume_from {
+                            prop_assert!(config.resume);
+                            prop_assert_eq!(id, &last_id);
+                        }
+                    }
+                    Command::CloseSource => { prop_assert_eq!(shell.sources, 1); shell.sources -= 1; }
+                    Command::ArmTimer { ms } => {
+                        prop_assert!(!closed, "timer armed after Close");
+                        prop_assert_eq!(config.mode == Reconnect::Never, false);
+                        shell.timers += 1;
+                        prop_assert!(*ms as f64 <= config.ladder.max_ms.max(config.ladder.base_ms) + max_hint as f64 + 1.0,
+                            "delay {} above max {} and hint {}", ms, config.ladder.max_ms, max_hint);
+                    }
+                    Command::DisarmTimer => { prop_assert_eq!(shell.timers, 1); shell.timers -= 1; }
+                    Command::GaveUp { attempts } => {
+                        gave_up = true;
+                        if config.mode == Reconnect::Backoff {
+                            prop_assert_eq!(Some(*attempts), config.ladder.max_attempts);
+                        }
+                    }
+                    Command::RetryScheduled { attempt, .. } => {
+                        prop_assert_eq!(*attempt, before_attempt + 1);
+                        if let Some(max) = config.ladder.max_attempts { prop_assert!(*attempt <= max); }
+                    }
+                    Command::Connected { attempt } => prop_assert_eq!(*attempt, before_attempt),
+                    _ => {}
+                }
+                prop_assert!(shell.sources <= 1, "two live sources");
+                prop_assert!(shell.timers <= 1, "two armed timers");
+            }
+            if matches!(input, Input::TimerFired) && shell.timers == 1 && !cmds.is_empty() {
+                shell.timers = 0; // the timer that fired is spent
+            }
+            match input {
+                Input::Close => closed = true,
+                Input::RetryNow | Input::PageVisible | Input::Online if cmds.iter().any(|c| matches!(c, Command::OpenSource { .. })) => {
+                    gave_up = false;
+                    failures_in_a_row = 0;
+                    prop_assert_eq!(m.attempt(), 0, "wake gives a fresh ladder");
+                }
+                Input::Opened if cmds.contains(&Command::Status(Status::Open)) => {
+                    failures_in_a_row = 0;
+                    prop_assert_eq!(m.attempt(), 0, "attempt resets on open");
+                }
+                Input::Event { .. } => prop_assert_eq!(m.attempt(), before_attempt, "events never reset the ladder"),
+                _ => {}
+            }
+            // The shell's picture and the machine's agree.
+            prop_assert_eq!(shell.sources == 1, m.source_live());
+            prop_assert_eq!(shell.timers == 1, m.timer_armed());
+            prop_assert!(!(m.source_live() && m.timer_armed()));
+            prop_assert_eq!(m.status() == Status::Open, m.ready_state() == 1);
+            if m.status() == Status::Open { prop_assert!(m.source_live()); }
+            if closed { prop_assert_eq!(m.status(), Status::Closed); prop_assert!(!m.source_live() && !m.timer_armed()); }
+            if let (Reconnect::Backoff, Some(max)) = (config.mode, config.ladder.max_attempts) {
+                prop_assert!(m.attempt() <= max);
+                let _ = failures_in_a_row;
+            }
+        }
+    }
+}
