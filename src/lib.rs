@@ -25,4 +25,6 @@ pub mod resume;
 pub mod storm;
 
 #[cfg(target_arch = "wasm32")]
-mod web;
+pub mod web;
+#[cfg(target_arch = "wasm32")]
+pub use web::{create_managed_stream, ManagedEventSource};

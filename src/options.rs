@@ -121,7 +121,9 @@ impl Default for Options {
 /// Parses the `jitter` option. Only the four public names are accepted.
 pub fn parse_jitter(name: &str) -> Result<Strategy, OptionError> {
     match Strategy::parse(name) {
-        Some(s @ (Strategy::Full | Strategy::Equal | Strategy::Decorrelated | Strategy::None)) => Ok(s),
+        Some(s @ (Strategy::Full | Strategy::Equal | Strategy::Decorrelated | Strategy::None)) => {
+            Ok(s)
+        }
         _ => Err(OptionError::type_error(
             "jitter",
             "must be 'full', 'equal', 'decorrelated' or 'none'",
@@ -129,15 +131,16 @@ pub fn parse_jitter(name: &str) -> Result<Strategy, OptionError> {
     }
 }
 
+/// The error for a `reconnect` value that is neither `'backoff'`, `'browser'` nor `false`.
+pub const BAD_RECONNECT: OptionError =
+    OptionError::type_error("reconnect", "must be 'backoff', 'browser' or false");
+
 /// Parses a string value of the `reconnect` option (`false` is read by the shell as [`Reconnect::Never`]).
 pub fn parse_reconnect(name: &str) -> Result<Reconnect, OptionError> {
     match name {
         "backoff" => Ok(Reconnect::Backoff),
         "browser" => Ok(Reconnect::Browser),
-        _ => Err(OptionError::type_error(
-            "reconnect",
-            "must be 'backoff', 'browser' or false",
-        )),
+        _ => Err(BAD_RECONNECT),
     }
 }
 
@@ -172,7 +175,10 @@ impl Options {
             ));
         }
         if !self.factor.is_finite() {
-            return Err(OptionError::range_error("factor", "must be a finite number"));
+            return Err(OptionError::range_error(
+                "factor",
+                "must be a finite number",
+            ));
         }
         if self.factor < 1.0 {
             return Err(OptionError::range_error("factor", "must be at least 1"));

@@ -1,7 +1,9 @@
 //! Native tests of the backoff ladder.
 #![cfg(not(target_arch = "wasm32"))]
 
-use managed_eventsource::ladder::{Ladder, LadderConfig, Random, SplitMix64, Strategy, MAX_DELAY_MS};
+use managed_eventsource::ladder::{
+    Ladder, LadderConfig, Random, SplitMix64, Strategy, MAX_DELAY_MS,
+};
 
 fn config(strategy: Strategy) -> LadderConfig {
     LadderConfig {
@@ -32,7 +34,10 @@ fn none_follows_seed_003_defaults() {
         max_ms: 10000.0,
         ..LadderConfig::default()
     };
-    assert_eq!(ladder_of(c, 1, 7), [500, 1000, 2000, 4000, 8000, 10000, 10000]);
+    assert_eq!(
+        ladder_of(c, 1, 7),
+        [500, 1000, 2000, 4000, 8000, 10000, 10000]
+    );
 }
 
 #[test]
@@ -70,12 +75,19 @@ fn huge_attempt_numbers_land_on_the_cap_not_nan() {
     };
     assert_eq!(c.cap(5000), 60000.0);
     assert_eq!(c.cap(u32::MAX), 60000.0);
-    let zero = LadderConfig {
-        base_ms: 0.0,
-        ..c
-    };
+    let zero = LadderConfig { base_ms: 0.0, ..c };
     assert_eq!(zero.cap(u32::MAX), 0.0);
-    assert_eq!(ladder_of(LadderConfig { strategy: Strategy::Full, ..zero }, 1, 3), [0, 0, 0]);
+    assert_eq!(
+        ladder_of(
+            LadderConfig {
+                strategy: Strategy::Full,
+                ..zero
+            },
+            1,
+            3
+        ),
+        [0, 0, 0]
+    );
 }
 
 /// Draws attempt `attempt`'s delay `draws` times from fresh ladders.
@@ -113,7 +125,9 @@ fn equal_jitter_never_below_half_the_cap() {
     for attempt in 1..=8 {
         let cap = config(Strategy::Equal).cap(attempt as u32);
         let xs = draws_at(Strategy::Equal, attempt, 20_000, 99 + attempt as u64);
-        assert!(xs.iter().all(|&x| x as f64 >= (cap / 2.0).floor() && x as f64 <= cap));
+        assert!(xs
+            .iter()
+            .all(|&x| x as f64 >= (cap / 2.0).floor() && x as f64 <= cap));
         let m = mean(&xs) / cap;
         assert!((m - 0.75).abs() < 0.01, "attempt {attempt}: mean/cap {m}");
     }

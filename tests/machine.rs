@@ -46,11 +46,17 @@ fn an_error_closes_reports_then_schedules() {
         [
             Command::ArmTimer { ms },
             Command::Status(Status::Reconnecting),
-            Command::RetryScheduled { attempt: 1, delay_ms: ms }
+            Command::RetryScheduled {
+                attempt: 1,
+                delay_ms: ms
+            }
         ]
     );
     assert_eq!(m.ready_state(), 0, "waiting still reads as CONNECTING");
-    assert_eq!(m.handle(Input::TimerFired), [Command::OpenSource { resume_from: None }]);
+    assert_eq!(
+        m.handle(Input::TimerFired),
+        [Command::OpenSource { resume_from: None }]
+    );
 }
 
 #[test]
@@ -58,7 +64,9 @@ fn the_browser_retry_never_runs_even_while_connecting() {
     // An error while the browser would retry by itself (readyState CONNECTING) is closed all the same.
     let mut m = machine(Config::default());
     m.handle(Input::Start);
-    let cmds = m.handle(Input::Failed { browser_gave_up: false });
+    let cmds = m.handle(Input::Failed {
+        browser_gave_up: false,
+    });
     assert_eq!(cmds[0], Command::CloseSource);
     assert!(delay_of(&cmds).is_some());
 }
@@ -76,10 +84,19 @@ fn attempt_resets_on_open_not_on_first_event() {
     m.handle(Input::Event { id: "1".into() });
     assert_eq!(m.attempt(), 3);
     let cmds = m.handle(Input::Opened);
-    assert_eq!(cmds, [Command::Status(Status::Open), Command::Connected { attempt: 3 }]);
+    assert_eq!(
+        cmds,
+        [
+            Command::Status(Status::Open),
+            Command::Connected { attempt: 3 }
+        ]
+    );
     assert_eq!(m.attempt(), 0);
     let cmds = m.handle(FAIL);
-    assert!(cmds.contains(&Command::RetryScheduled { attempt: 1, delay_ms: delay_of(&cmds).unwrap() }));
+    assert!(cmds.contains(&Command::RetryScheduled {
+        attempt: 1,
+        delay_ms: delay_of(&cmds).unwrap()
+    }));
 }
 
 #[test]
@@ -97,7 +114,10 @@ fn gives_up_after_max_attempts_with_exactly_that_many() {
             break;
         }
         let cmds = m.handle(Input::TimerFired);
-        opens += cmds.iter().filter(|c| matches!(c, Command::OpenSource { .. })).count();
+        opens += cmds
+            .iter()
+            .filter(|c| matches!(c, Command::OpenSource { .. }))
+            .count();
     }
     assert_eq!(gave_up, Some(3));
     assert_eq!(opens, 4, "the first connection and three reconnects");
@@ -108,9 +128,17 @@ fn gives_up_after_max_attempts_with_exactly_that_many() {
     assert!(m.handle(FAIL).is_empty());
     // ...but reconnectNow does, with a fresh ladder (unlike reconnecting-websocket issue 125).
     let cmds = m.handle(Input::RetryNow);
-    assert_eq!(cmds, [Command::OpenSource { resume_from: None }, Command::Status(Status::Reconnecting)]);
+    assert_eq!(
+        cmds,
+        [
+            Command::OpenSource { resume_from: None },
+            Command::Status(Status::Reconnecting)
+        ]
+    );
     let cmds = m.handle(FAIL);
-    assert!(cmds.iter().any(|c| matches!(c, Command::RetryScheduled { attempt: 1, .. })));
+    assert!(cmds
+        .iter()
+        .any(|c| matches!(c, Command::RetryScheduled { attempt: 1, .. })));
 }
 
 #[test]
@@ -189,8 +217,20 @@ fn close_is_final() {
     let mut m = machine(Config::default());
     m.handle(Input::Start);
     m.handle(FAIL);
-    assert_eq!(m.handle(Input::Close), [Command::DisarmTimer, Command::Status(Status::Closed)]);
-    for input in [Input::TimerFired, Input::Opened, FAIL, Input::RetryNow, Input::PageVisible, Input::Online, Input::Start, Input::Close] {
+    assert_eq!(
+        m.handle(Input::Close),
+        [Command::DisarmTimer, Command::Status(Status::Closed)]
+    );
+    for input in [
+        Input::TimerFired,
+        Input::Opened,
+        FAIL,
+        Input::RetryNow,
+        Input::PageVisible,
+        Input::Online,
+        Input::Start,
+        Input::Close,
+    ] {
         assert!(m.handle(input).is_empty());
     }
     assert_eq!(m.ready_state(), 2);
@@ -198,7 +238,10 @@ fn close_is_final() {
     let mut m = machine(Config::default());
     m.handle(Input::Start);
     m.handle(Input::Opened);
-    assert_eq!(m.handle(Input::Close), [Command::CloseSource, Command::Status(Status::Closed)]);
+    assert_eq!(
+        m.handle(Input::Close),
+        [Command::CloseSource, Command::Status(Status::Closed)]
+    );
 }
 
 #[test]
@@ -214,13 +257,22 @@ fn a_late_open_from_an_old_source_does_nothing() {
 
 #[test]
 fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
-    let mut m = machine(Config { resume: true, ..Config::default() });
-    assert_eq!(m.handle(Input::Start)[0], Command::OpenSource { resume_from: None });
+    let mut m = machine(Config {
+        resume: true,
+        ..Config::default()
+    });
+    assert_eq!(
+        m.handle(Input::Start)[0],
+        Command::OpenSource { resume_from: None }
+    );
     m.handle(Input::Opened);
     // No id yet: nothing to carry.
     m.handle(Input::Event { id: String::new() });
     m.handle(FAIL);
-    assert_eq!(m.handle(Input::TimerFired)[0], Command::OpenSource { resume_from: None });
+    assert_eq!(
+        m.handle(Input::TimerFired)[0],
+        Command::OpenSource { resume_from: None }
+    );
     m.handle(Input::Opened);
     m.handle(Input::Event { id: "41".into() });
     m.handle(Input::Event { id: "42".into() });
@@ -228,42 +280,77 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
     m.handle(Input::Event { id: String::new() });
     assert_eq!(m.last_event_id(), "42");
     m.handle(FAIL);
-    assert_eq!(m.handle(Input::TimerFired)[0], Command::OpenSource { resume_from: Some("42".into()) });
+    assert_eq!(
+        m.handle(Input::TimerFired)[0],
+        Command::OpenSource {
+            resume_from: Some("42".into())
+        }
+    );
     // Without the option, ids are tracked but not carried.
     let mut m = machine(Config::default());
     m.handle(Input::Start);
     m.handle(Input::Event { id: "7".into() });
     m.handle(FAIL);
-    assert_eq!(m.handle(Input::TimerFired)[0], Command::OpenSource { resume_from: None });
+    assert_eq!(
+        m.handle(Input::TimerFired)[0],
+        Command::OpenSource { resume_from: None }
+    );
     assert_eq!(m.last_event_id(), "7");
 }
 
 #[test]
 fn browser_mode_only_reports_status() {
-    let mut m = machine(Config { mode: Reconnect::Browser, ..Config::default() });
+    let mut m = machine(Config {
+        mode: Reconnect::Browser,
+        ..Config::default()
+    });
     m.handle(Input::Start);
     m.handle(Input::Opened);
-    let cmds = m.handle(Input::Failed { browser_gave_up: false });
-    assert_eq!(cmds, [Command::ReportError, Command::Status(Status::Reconnecting)]);
-    assert_eq!(m.handle(Input::Opened), [Command::Status(Status::Open), Command::Connected { attempt: 1 }]);
+    let cmds = m.handle(Input::Failed {
+        browser_gave_up: false,
+    });
+    assert_eq!(
+        cmds,
+        [Command::ReportError, Command::Status(Status::Reconnecting)]
+    );
+    assert_eq!(
+        m.handle(Input::Opened),
+        [
+            Command::Status(Status::Open),
+            Command::Connected { attempt: 1 }
+        ]
+    );
     // The browser gives up (a 503, a wrong type): failed.
     let cmds = m.handle(FAIL);
     assert_eq!(
         cmds,
-        [Command::CloseSource, Command::ReportError, Command::Status(Status::Failed), Command::GaveUp { attempts: 0 }]
+        [
+            Command::CloseSource,
+            Command::ReportError,
+            Command::Status(Status::Failed),
+            Command::GaveUp { attempts: 0 }
+        ]
     );
-    assert!(m.handle(Input::RetryNow).iter().any(|c| matches!(c, Command::OpenSource { .. })));
+    assert!(m
+        .handle(Input::RetryNow)
+        .iter()
+        .any(|c| matches!(c, Command::OpenSource { .. })));
 }
 
 #[test]
 fn browser_mode_caps_the_browsers_own_retries() {
     let mut m = machine(Config {
         mode: Reconnect::Browser,
-        ladder: LadderConfig { max_attempts: Some(2), ..LadderConfig::default() },
+        ladder: LadderConfig {
+            max_attempts: Some(2),
+            ..LadderConfig::default()
+        },
         ..Config::default()
     });
     m.handle(Input::Start);
-    let soft = Input::Failed { browser_gave_up: false };
+    let soft = Input::Failed {
+        browser_gave_up: false,
+    };
     assert!(!m.handle(soft.clone()).contains(&Command::CloseSource));
     assert!(!m.handle(soft.clone()).contains(&Command::CloseSource));
     let cmds = m.handle(soft);
@@ -273,15 +360,23 @@ fn browser_mode_caps_the_browsers_own_retries() {
 
 #[test]
 fn never_mode_ends_on_the_first_error() {
-    let mut m = machine(Config { mode: Reconnect::Never, ..Config::default() });
+    let mut m = machine(Config {
+        mode: Reconnect::Never,
+        ..Config::default()
+    });
     m.handle(Input::Start);
     m.handle(Input::Opened);
-    let cmds = m.handle(Input::Failed { browser_gave_up: false });
+    let cmds = m.handle(Input::Failed {
+        browser_gave_up: false,
+    });
     assert_eq!(cmds[0], Command::CloseSource);
     assert_eq!(m.status(), Status::Failed);
     assert!(m.handle(Input::PageVisible).is_empty());
     assert!(m.handle(Input::Online).is_empty());
-    assert!(m.handle(Input::RetryNow).iter().any(|c| matches!(c, Command::OpenSource { .. })));
+    assert!(m
+        .handle(Input::RetryNow)
+        .iter()
+        .any(|c| matches!(c, Command::OpenSource { .. })));
 }
 
 #[test]
@@ -292,7 +387,10 @@ fn a_stalled_stream_is_treated_as_dropped() {
     let cmds = m.handle(Input::Stalled);
     assert_eq!(cmds[0], Command::CloseSource);
     assert!(delay_of(&cmds).is_some());
-    assert!(m.handle(Input::Stalled).is_empty(), "no source, nothing stalls");
+    assert!(
+        m.handle(Input::Stalled).is_empty(),
+        "no source, nothing stalls"
+    );
 }
 
 #[test]
@@ -312,7 +410,11 @@ fn retry_now_reconnects_an_open_stream() {
     m.handle(Input::Opened);
     assert_eq!(
         m.handle(Input::RetryNow),
-        [Command::CloseSource, Command::OpenSource { resume_from: None }, Command::Status(Status::Reconnecting)]
+        [
+            Command::CloseSource,
+            Command::OpenSource { resume_from: None },
+            Command::Status(Status::Reconnecting)
+        ]
     );
 }
 
@@ -320,14 +422,30 @@ fn retry_now_reconnects_an_open_stream() {
 fn status_is_reported_once_per_change() {
     let mut m = machine(Config::default());
     let mut statuses = Vec::new();
-    for input in [Input::Start, FAIL, Input::TimerFired, FAIL, Input::TimerFired, Input::Opened, Input::Close] {
+    for input in [
+        Input::Start,
+        FAIL,
+        Input::TimerFired,
+        FAIL,
+        Input::TimerFired,
+        Input::Opened,
+        Input::Close,
+    ] {
         for c in m.handle(input) {
             if let Command::Status(s) = c {
                 statuses.push(s);
             }
         }
     }
-    assert_eq!(statuses, [Status::Connecting, Status::Reconnecting, Status::Open, Status::Closed]);
+    assert_eq!(
+        statuses,
+        [
+            Status::Connecting,
+            Status::Reconnecting,
+            Status::Open,
+            Status::Closed
+        ]
+    );
 }
 
 // ---- property tests -------------------------------------------------------------------------------------
@@ -351,7 +469,11 @@ fn input() -> impl Strategy<Value = Input> {
 
 fn config() -> impl Strategy<Value = Config> {
     (
-        prop_oneof![Just(Reconnect::Backoff), Just(Reconnect::Browser), Just(Reconnect::Never)],
+        prop_oneof![
+            Just(Reconnect::Backoff),
+            Just(Reconnect::Browser),
+            Just(Reconnect::Never)
+        ],
         prop_oneof![
             Just(Jitter::None),
             Just(Jitter::Full),
@@ -366,13 +488,21 @@ fn config() -> impl Strategy<Value = Config> {
         prop::option::of(0u32..6),
         any::<(bool, bool, bool)>(),
     )
-        .prop_map(|(mode, strategy, base, extra, factor, max_attempts, (resume, vis, online))| Config {
-            mode,
-            ladder: LadderConfig { strategy, base_ms: base, max_ms: base + extra, factor, max_attempts },
-            resume,
-            wake_on_visible: vis,
-            wake_on_online: online,
-        })
+        .prop_map(
+            |(mode, strategy, base, extra, factor, max_attempts, (resume, vis, online))| Config {
+                mode,
+                ladder: LadderConfig {
+                    strategy,
+                    base_ms: base,
+                    max_ms: base + extra,
+                    factor,
+                    max_attempts,
+                },
+                resume,
+                wake_on_visible: vis,
+                wake_on_online: online,
+            },
+        )
 }
 
 /// What a correct shell would hold after carrying out each command.

@@ -2,7 +2,9 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use managed_eventsource::ladder::Strategy;
-use managed_eventsource::options::{parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect};
+use managed_eventsource::options::{
+    parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect,
+};
 
 fn err(o: Options) -> OptionError {
     o.validate().expect_err("should be rejected")
@@ -22,7 +24,14 @@ fn defaults_are_the_documented_ones() {
 
 #[test]
 fn delays_must_be_finite_and_not_negative() {
-    for (field, bad) in [("baseMs", f64::NAN), ("baseMs", f64::INFINITY), ("baseMs", -1.0), ("maxMs", f64::NAN), ("maxMs", -5.0), ("maxMs", f64::NEG_INFINITY)] {
+    for (field, bad) in [
+        ("baseMs", f64::NAN),
+        ("baseMs", f64::INFINITY),
+        ("baseMs", -1.0),
+        ("maxMs", f64::NAN),
+        ("maxMs", -5.0),
+        ("maxMs", f64::NEG_INFINITY),
+    ] {
         let mut o = Options::default();
         if field == "baseMs" {
             o.base_ms = bad;
@@ -36,51 +45,114 @@ fn delays_must_be_finite_and_not_negative() {
 
 #[test]
 fn delays_above_the_browser_timer_limit_are_refused() {
-    let o = Options { max_ms: 2_147_483_648.0, ..Options::default() };
+    let o = Options {
+        max_ms: 2_147_483_648.0,
+        ..Options::default()
+    };
     let e = err(o);
     assert_eq!(e.option, "maxMs");
     assert!(e.message().contains("2147483647"));
-    let ok = Options { max_ms: 2_147_483_647.0, ..Options::default() };
+    let ok = Options {
+        max_ms: 2_147_483_647.0,
+        ..Options::default()
+    };
     assert!(ok.validate().is_ok());
 }
 
 #[test]
 fn max_below_base_is_refused() {
-    let e = err(Options { base_ms: 5000.0, max_ms: 4000.0, ..Options::default() });
+    let e = err(Options {
+        base_ms: 5000.0,
+        max_ms: 4000.0,
+        ..Options::default()
+    });
     assert_eq!((e.option, e.kind), ("maxMs", ErrorKind::Range));
-    assert_eq!(e.message(), "managed-eventsource: option maxMs must not be less than baseMs");
-    assert!(Options { base_ms: 4000.0, max_ms: 4000.0, ..Options::default() }.validate().is_ok());
-    assert!(Options { base_ms: 0.0, max_ms: 0.0, ..Options::default() }.validate().is_ok());
+    assert_eq!(
+        e.message(),
+        "managed-eventsource: option maxMs must not be less than baseMs"
+    );
+    assert!(Options {
+        base_ms: 4000.0,
+        max_ms: 4000.0,
+        ..Options::default()
+    }
+    .validate()
+    .is_ok());
+    assert!(Options {
+        base_ms: 0.0,
+        max_ms: 0.0,
+        ..Options::default()
+    }
+    .validate()
+    .is_ok());
 }
 
 #[test]
 fn factor_must_be_at_least_one() {
     for bad in [0.99, 0.0, -2.0, f64::NAN, f64::INFINITY] {
-        let e = err(Options { factor: bad, ..Options::default() });
+        let e = err(Options {
+            factor: bad,
+            ..Options::default()
+        });
         assert_eq!((e.option, e.kind), ("factor", ErrorKind::Range), "{bad}");
     }
-    assert!(Options { factor: 1.0, ..Options::default() }.validate().is_ok());
+    assert!(Options {
+        factor: 1.0,
+        ..Options::default()
+    }
+    .validate()
+    .is_ok());
 }
 
 #[test]
 fn max_attempts_must_be_whole_and_not_negative() {
     for bad in [-1.0, 0.5, 2.25, f64::NAN, f64::NEG_INFINITY] {
-        let e = err(Options { max_attempts: bad, ..Options::default() });
-        assert_eq!((e.option, e.kind), ("maxAttempts", ErrorKind::Range), "{bad}");
+        let e = err(Options {
+            max_attempts: bad,
+            ..Options::default()
+        });
+        assert_eq!(
+            (e.option, e.kind),
+            ("maxAttempts", ErrorKind::Range),
+            "{bad}"
+        );
     }
-    let l = Options { max_attempts: 0.0, ..Options::default() }.validate().unwrap();
+    let l = Options {
+        max_attempts: 0.0,
+        ..Options::default()
+    }
+    .validate()
+    .unwrap();
     assert_eq!(l.max_attempts, Some(0));
-    let l = Options { max_attempts: 12.0, ..Options::default() }.validate().unwrap();
+    let l = Options {
+        max_attempts: 12.0,
+        ..Options::default()
+    }
+    .validate()
+    .unwrap();
     assert_eq!(l.max_attempts, Some(12));
-    let l = Options { max_attempts: 1e300, ..Options::default() }.validate().unwrap();
+    let l = Options {
+        max_attempts: 1e300,
+        ..Options::default()
+    }
+    .validate()
+    .unwrap();
     assert_eq!(l.max_attempts, None);
 }
 
 #[test]
 fn an_empty_parameter_name_is_refused() {
-    let e = err(Options { last_event_id_param: Some(String::new()), ..Options::default() });
+    let e = err(Options {
+        last_event_id_param: Some(String::new()),
+        ..Options::default()
+    });
     assert_eq!((e.option, e.kind), ("lastEventIdParam", ErrorKind::Type));
-    assert!(Options { last_event_id_param: Some("id".into()), ..Options::default() }.validate().is_ok());
+    assert!(Options {
+        last_event_id_param: Some("id".into()),
+        ..Options::default()
+    }
+    .validate()
+    .is_ok());
 }
 
 #[test]
@@ -96,5 +168,8 @@ fn unknown_names_are_type_errors() {
     assert_eq!(parse_reconnect("browser"), Ok(Reconnect::Browser));
     let e = parse_reconnect("always").unwrap_err();
     assert_eq!((e.option, e.kind), ("reconnect", ErrorKind::Type));
-    assert_eq!(e.to_string(), "managed-eventsource: option reconnect must be 'backoff', 'browser' or false");
+    assert_eq!(
+        e.to_string(),
+        "managed-eventsource: option reconnect must be 'backoff', 'browser' or false"
+    );
 }
