@@ -98,6 +98,9 @@ pub struct Options {
     pub reconnect_on_visible: bool,
     /// Reconnect at once when the browser comes back online. Default `true`.
     pub reconnect_on_online: bool,
+    /// An event whose data is a delay in ms that the next reconnect waits at least (a server's retry
+    /// hint, which a client that has taken over reconnecting cannot read from `retry:`). Default none.
+    pub retry_hint_event: Option<String>,
 }
 
 impl Default for Options {
@@ -114,6 +117,7 @@ impl Default for Options {
             last_event_id_param: None,
             reconnect_on_visible: true,
             reconnect_on_online: true,
+            retry_hint_event: None,
         }
     }
 }
@@ -164,7 +168,7 @@ impl Options {
     ///
     /// Rules: `baseMs` and `maxMs` finite, not negative, at most 2147483647, and `maxMs` not below `baseMs`;
     /// `factor` finite and at least 1; `maxAttempts` a whole number, not negative, or `Infinity`;
-    /// `lastEventIdParam` not empty.
+    /// `lastEventIdParam` and `retryHintEvent` not empty.
     pub fn validate(&self) -> Result<LadderConfig, OptionError> {
         check_delay("baseMs", self.base_ms)?;
         check_delay("maxMs", self.max_ms)?;
@@ -202,6 +206,12 @@ impl Options {
                 "must be a non-empty string",
             ));
         }
+        if matches!(&self.retry_hint_event, Some(p) if p.is_empty()) {
+            return Err(OptionError::type_error(
+                "retryHintEvent",
+                "must be a non-empty string",
+            ));
+        }
         Ok(LadderConfig {
             strategy: self.jitter,
             base_ms: self.base_ms,
@@ -214,4 +224,14 @@ impl Options {
             },
         })
     }
+}
+
+/// Reads a retry hint's data as `retry:` is read: ASCII digits only, else `None`.
+pub fn parse_hint(data: &str) -> Option<u32> {
+    let data = data.trim();
+    if data.is_empty() || !data.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // More digits than a u32 holds: the longest delay there is.
+    Some(data.parse::<u32>().unwrap_or(u32::MAX))
 }

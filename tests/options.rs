@@ -3,7 +3,7 @@
 
 use managed_eventsource::ladder::Strategy;
 use managed_eventsource::options::{
-    parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect,
+    parse_hint, parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect,
 };
 
 fn err(o: Options) -> OptionError {
@@ -172,4 +172,30 @@ fn unknown_names_are_type_errors() {
         e.to_string(),
         "managed-eventsource: option reconnect must be 'backoff', 'browser' or false"
     );
+}
+
+#[test]
+fn an_empty_retry_hint_event_is_refused() {
+    let e = err(Options {
+        retry_hint_event: Some(String::new()),
+        ..Options::default()
+    });
+    assert_eq!((e.option, e.kind), ("retryHintEvent", ErrorKind::Type));
+    assert!(Options {
+        retry_hint_event: Some("retry-hint".into()),
+        ..Options::default()
+    }
+    .validate()
+    .is_ok());
+}
+
+#[test]
+fn retry_hints_are_read_like_the_retry_field() {
+    assert_eq!(parse_hint("41000"), Some(41000));
+    assert_eq!(parse_hint(" 500\n"), Some(500));
+    assert_eq!(parse_hint("0"), Some(0));
+    assert_eq!(parse_hint("99999999999999"), Some(u32::MAX));
+    for bad in ["", "-5", "1.5", "5s", "1e3", "NaN", "abc"] {
+        assert_eq!(parse_hint(bad), None, "{bad}");
+    }
 }

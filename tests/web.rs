@@ -132,7 +132,7 @@ fn url(c: &str) -> JsValue {
 }
 
 fn open(c: &str, options: &str) -> ManagedEventSource {
-    ManagedEventSource::new(url(c), obj(options)).expect("valid options")
+    ManagedEventSource::new(url(c), Some(obj(options))).expect("valid options")
 }
 
 fn retries(rec: &Function) -> Vec<(u32, u32)> {
@@ -475,7 +475,7 @@ async fn a_thousand_reconnect_cycles_leave_no_listener_and_no_memory_behind() {
 }
 
 fn error_of(options: &str) -> JsValue {
-    match ManagedEventSource::new(url("bad"), obj(options)) {
+    match ManagedEventSource::new(url("bad"), Some(obj(options))) {
         Ok(es) => {
             es.close();
             panic!("{options} was accepted")
@@ -509,6 +509,7 @@ async fn bad_input_throws_a_typed_error_naming_the_problem() {
         ("{ reconnect: 'sometimes' }", "reconnect"),
         ("{ reconnect: 3 }", "reconnect"),
         ("{ lastEventIdParam: '' }", "lastEventIdParam"),
+        ("{ retryHintEvent: 7 }", "retryHintEvent"),
         ("{ withCredentials: 'yes' }", "withCredentials"),
         ("{ maxAtempts: 3 }", "maxAtempts"),
         ("42", "options"),
@@ -519,12 +520,12 @@ async fn bad_input_throws_a_typed_error_naming_the_problem() {
         let msg: String = e.unchecked_into::<js_sys::Error>().message().into();
         assert!(msg.contains(name), "{options}: {msg}");
     }
-    let e = ManagedEventSource::new(JsValue::from(42), JsValue::UNDEFINED)
+    let e = ManagedEventSource::new(JsValue::from(42), None)
         .err()
         .unwrap();
     assert!(e.is_instance_of::<js_sys::TypeError>());
     // An invalid URL throws as new EventSource does.
-    let e = ManagedEventSource::new(JsValue::from_str("http://[::1"), JsValue::UNDEFINED)
+    let e = ManagedEventSource::new(JsValue::from_str("http://[::1"), None)
         .err()
         .unwrap();
     assert_eq!(get(&e, "name").as_string().as_deref(), Some("SyntaxError"));
@@ -562,7 +563,7 @@ async fn a_url_function_is_called_for_every_attempt_and_may_throw() {
     });
     let es = ManagedEventSource::new(
         f.as_ref().clone(),
-        obj("{ jitter: 'none', baseMs: 20, withCredentials: true }"),
+        Some(obj("{ jitter: 'none', baseMs: 20, withCredentials: true }")),
     )
     .unwrap();
     assert!(es.with_credentials());
@@ -662,7 +663,7 @@ async fn create_managed_stream_reports_in_seed_000s_shapes() {
     let stop: Function = create_managed_stream(
         url("stream"),
         handlers.into(),
-        obj("{ jitter: 'none', baseMs: 20 }"),
+        Some(obj("{ jitter: 'none', baseMs: 20 }")),
     )
     .unwrap()
     .unchecked_into();
@@ -691,15 +692,55 @@ async fn create_managed_stream_reports_in_seed_000s_shapes() {
     let stop: Function = create_managed_stream(
         url("stream-giveup"),
         handlers.into(),
-        obj("{ baseMs: 10, maxAttempts: 1 }"),
+        Some(obj("{ baseMs: 10, maxAttempts: 1 }")),
     )
     .unwrap()
     .unchecked_into();
     assert!(until(3000, || !calls(&on_give_up).is_empty()).await);
     stop.call0(&JsValue::NULL).unwrap();
     assert_eq!(calls(&on_give_up)[0].as_f64(), Some(1.0));
-    let bad = create_managed_stream(url("x"), obj("{ onOpn: () => {} }"), JsValue::UNDEFINED)
+    let bad = create_managed_stream(url("x"), obj("{ onOpn: () => {} }"), None)
         .err()
         .unwrap();
     assert!(bad.is_instance_of::<js_sys::TypeError>());
+}
+
+#[wasm_bindgen_test]
+async fn a_retry_hint_event_makes_the_next_reconnect_wait_at_least_that_long() {
+    plan("hint", "hint:700", "stream").await;
+    let es = open(
+        "hint",
+        "{ retryHintEvent: 'retry-hint', jitter: 'none', baseMs: 20 }",
+    );
+    let onretry = recorder();
+    let hints = recorder();
+    es.set_onretry(onretry.clone().into()).unwrap();
+    es.add_event_listener("retry-hint".into(), hints.clone().into())
+        .unwrap();
+    assert!(until(5000, || !calls(&onretry).is_empty()).await);
+    assert_eq!(
+        retries(&onretry),
+        [(1, 720)],
+        "the hint plus the ladder's own delay"
+    );
+    assert!(until(5000, || es.status() == "open").await);
+    assert_eq!(
+        calls(&hints).len(),
+        1,
+        "the hint event still reaches listeners"
+    );
+    let log = log("hint").await;
+    assert_eq!(log.attempts.len(), 2);
+    let gap = log.attempts[1].t - log.attempts[0].t;
+    assert!(gap >= 700.0, "came back after {gap} ms");
+    es.close();
+
+    // Without the option the same event is only an event.
+    plan("no-hint", "hint:700", "stream").await;
+    let es = open("no-hint", "{ jitter: 'none', baseMs: 20 }");
+    let onretry = recorder();
+    es.set_onretry(onretry.clone().into()).unwrap();
+    assert!(until(5000, || !calls(&onretry).is_empty()).await);
+    assert_eq!(retries(&onretry), [(1, 20)]);
+    es.close();
 }

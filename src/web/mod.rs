@@ -45,6 +45,9 @@ export interface Options {
   reconnectOnVisible?: boolean;
   /** Reconnect at once when the browser comes back online. Default true. */
   reconnectOnOnline?: boolean;
+  /** An event whose data is a delay in ms: the next reconnect waits at least that long, plus the
+   * ladder's own jitter (a server's load-shedding advice). Default none. */
+  retryHintEvent?: string;
 }
 
 export interface RetryInfo { attempt: number; delayMs: number; }
@@ -62,7 +65,7 @@ export interface StreamHandlers {
 }
 "#;
 
-const OPTION_KEYS: [&str; 10] = [
+const OPTION_KEYS: [&str; 11] = [
     "withCredentials",
     "reconnect",
     "jitter",
@@ -73,6 +76,7 @@ const OPTION_KEYS: [&str; 10] = [
     "lastEventIdParam",
     "reconnectOnVisible",
     "reconnectOnOnline",
+    "retryHintEvent",
 ];
 
 /// Reads and validates a JavaScript options object.
@@ -104,6 +108,7 @@ fn read_options(obj: &JsValue) -> Result<(Options, Config), JsValue> {
         last_event_id_param: js::string(obj, "lastEventIdParam")?,
         reconnect_on_visible: js::boolean(obj, "reconnectOnVisible", d.reconnect_on_visible)?,
         reconnect_on_online: js::boolean(obj, "reconnectOnOnline", d.reconnect_on_online)?,
+        retry_hint_event: js::string(obj, "retryHintEvent")?,
     };
     let ladder = o.validate().map_err(js::option_error)?;
     let config = Config {
@@ -137,6 +142,7 @@ fn start(url: JsValue, options: &JsValue, handlers: Handlers) -> Result<Rc<Share
         url,
         o.with_credentials,
         o.last_event_id_param,
+        o.retry_hint_event,
         handlers,
     );
     shared.feed(Input::Start, None);
@@ -206,9 +212,13 @@ impl ManagedEventSource {
     #[wasm_bindgen(constructor)]
     pub fn new(
         #[wasm_bindgen(unchecked_param_type = "string | (() => string)")] url: JsValue,
-        #[wasm_bindgen(unchecked_param_type = "Options | undefined")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "Options")] options: Option<JsValue>,
     ) -> Result<ManagedEventSource, JsValue> {
-        let shared = start(url, &options, Handlers::default())?;
+        let shared = start(
+            url,
+            &options.unwrap_or(JsValue::UNDEFINED),
+            Handlers::default(),
+        )?;
         Ok(ManagedEventSource { shared })
     }
 
@@ -375,9 +385,12 @@ impl ManagedEventSource {
     pub fn close(&self) {
         self.shared.close();
     }
+}
 
-    /// Listeners of this client attached to the live source and the page: for leak tests.
-    #[wasm_bindgen(js_name = __liveListeners)]
+impl ManagedEventSource {
+    /// Listeners of this client attached to the live source and the page. Not part of the JavaScript
+    /// API: the browser tests use it to show that reconnects leave nothing behind.
+    #[doc(hidden)]
     pub fn live_listeners(&self) -> usize {
         self.shared.live_listeners()
     }
@@ -397,8 +410,9 @@ const STREAM_KEYS: [&str; 6] = [
 pub fn create_managed_stream(
     #[wasm_bindgen(unchecked_param_type = "string | (() => string)")] url: JsValue,
     #[wasm_bindgen(unchecked_param_type = "StreamHandlers")] handlers: JsValue,
-    #[wasm_bindgen(unchecked_param_type = "Options | undefined")] options: JsValue,
+    #[wasm_bindgen(unchecked_param_type = "Options")] options: Option<JsValue>,
 ) -> Result<JsValue, JsValue> {
+    let options = options.unwrap_or(JsValue::UNDEFINED);
     js::object_or_absent(&handlers, "managed-eventsource: handlers must be an object")?;
     js::check_keys(&handlers, "handler", &STREAM_KEYS)?;
     let mut h = Handlers {

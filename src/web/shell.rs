@@ -21,7 +21,7 @@ use web_sys::{Event, EventSource, EventSourceInit, EventTarget, MessageEvent};
 use super::js::{self, Listener};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Input, Machine, Status};
-use crate::resume;
+use crate::{options, resume};
 
 /// Where each attempt's URL comes from.
 pub(crate) enum UrlSource {
@@ -78,6 +78,8 @@ pub(crate) struct Core {
     pub current_url: String,
     pub with_credentials: bool,
     pub param: Option<String>,
+    /// The event whose data is a server's retry hint.
+    pub hint_event: Option<String>,
     pub handlers: Handlers,
     connection: Option<Connection>,
     timer: Option<Timeout>,
@@ -113,6 +115,7 @@ impl Shared {
         url: UrlSource,
         with_credentials: bool,
         param: Option<String>,
+        hint_event: Option<String>,
         handlers: Handlers,
     ) -> Rc<Shared> {
         let mut rng = SplitMix64::new(seed());
@@ -125,6 +128,7 @@ impl Shared {
                 current_url: String::new(),
                 with_credentials,
                 param,
+                hint_event,
                 handlers,
                 connection: None,
                 timer: None,
@@ -373,13 +377,15 @@ impl Shared {
                 return;
             }
         };
-        let kinds: Vec<String> = {
+        let (kinds, hint_event) = {
             let core = self.core.borrow();
-            core.handlers
+            let kinds: Vec<String> = core
+                .handlers
                 .listeners
                 .iter()
                 .map(|(k, _)| k.clone())
-                .collect()
+                .collect();
+            (kinds, core.hint_event.clone())
         };
         let mut connection = Connection {
             source: source.clone(),
@@ -400,30 +406,37 @@ impl Shared {
                 let browser_gave_up = es.ready_state() == EventSource::CLOSED;
                 me.feed(Input::Failed { browser_gave_up }, Some(ev))
             }));
-        for kind in kinds.iter().map(String::as_str).chain(["message"]) {
-            self.track(&mut connection, kind);
+        for kind in kinds.iter().chain(&hint_event).map(String::as_str) {
+            self.track(&mut connection, kind, hint_event.as_deref());
         }
+        self.track(&mut connection, "message", hint_event.as_deref());
         let mut core = self.core.borrow_mut();
         core.current_url = source.url();
         core.connection = Some(connection);
     }
 
-    /// Listens to `kind` on the connection's source: records the event id, then calls the user.
-    fn track(self: &Rc<Self>, connection: &mut Connection, kind: &str) {
+    /// Listens to `kind` on the connection's source: records the event id, reads a retry hint when `kind`
+    /// is the hint event, then calls the user. Borrows nothing, so callers may hold the core.
+    fn track(self: &Rc<Self>, connection: &mut Connection, kind: &str, hint_event: Option<&str>) {
         if (OWN_TYPES.contains(&kind) && kind != "message") || connection.listens_to(kind) {
             return;
         }
         let me = self.clone();
         let name = String::from(kind);
+        let is_hint = hint_event == Some(kind);
         let target: &EventTarget = connection.source.as_ref();
         connection
             .listeners
             .push(Listener::new(target, kind, move |ev| {
-                let id = ev
-                    .dyn_ref::<MessageEvent>()
-                    .map(|m| m.last_event_id())
-                    .unwrap_or_default();
+                let message = ev.dyn_ref::<MessageEvent>();
+                let id = message.map(|m| m.last_event_id()).unwrap_or_default();
                 me.feed(Input::Event { id }, None);
+                if is_hint {
+                    let data = message.and_then(|m| m.data().as_string());
+                    if let Some(ms) = data.as_deref().and_then(options::parse_hint) {
+                        me.feed(Input::RetryHint { ms }, None);
+                    }
+                }
                 me.emit(&name, &ev);
             }));
     }
@@ -441,7 +454,7 @@ impl Shared {
         }
         // Attach to the live source too, so the listener hears this connection's events.
         if let Some(connection) = core.connection.as_mut() {
-            self.track(connection, &kind);
+            self.track(connection, &kind, core.hint_event.as_deref());
         }
         core.handlers.listeners.push((kind, f));
     }

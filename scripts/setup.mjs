@@ -1,0 +1,110 @@
+// Idempotent set-up shared by `npm start`, `npm test` and CI: installs what is missing and says so.
+//
+//   node scripts/setup.mjs            Rust wasm target, wasm-pack, wasm-bindgen CLI, npm packages
+//   node scripts/setup.mjs --browser  also finds Chromium and chromedriver (for the tests)
+//
+// A first run on a fresh machine compiles wasm-pack and wasm-bindgen-cli from crates.io: about
+// 8 minutes on two cores. Later runs take a second.
+
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const say = (msg) => console.log(`[setup] ${msg}`);
+
+function output(cmd, args) {
+  try {
+    return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return null;
+  }
+}
+
+function run(cmd, args, what) {
+  say(what);
+  const r = spawnSync(cmd, args, { stdio: 'inherit', cwd: root });
+  return r.status === 0;
+}
+
+function fail(msg) {
+  console.error(`[setup] ${msg}`);
+  process.exit(1);
+}
+
+export function which(name) {
+  return output('sh', ['-c', `command -v ${name}`]);
+}
+
+/** The wasm-bindgen version that Cargo.lock pins; the CLI must match it exactly. */
+export function lockedWasmBindgen() {
+  const lock = readFileSync(join(root, 'Cargo.lock'), 'utf8');
+  const m = lock.match(/name = "wasm-bindgen"\nversion = "([^"]+)"/);
+  if (!m) fail('Cargo.lock has no wasm-bindgen entry');
+  return m[1];
+}
+
+/** Chromium and chromedriver, or a message that says what to install. */
+export function findBrowser() {
+  const chrome = ['chromium', 'chromium-browser', 'google-chrome'].map(which).find(Boolean);
+  const driver = which('chromedriver');
+  return { chrome, driver };
+}
+
+function setup({ browser }) {
+  if (!which('cargo') || !which('rustup')) {
+    fail('Rust is missing: install it with rustup (https://rustup.rs), then run this again.');
+  }
+  const major = Number(process.versions.node.split('.')[0]);
+  if (major < 20) fail(`Node ${process.versions.node} is too old: Node 20 or newer is needed.`);
+
+  const targets = output('rustup', ['target', 'list', '--installed']) ?? '';
+  if (!targets.split('\n').includes('wasm32-unknown-unknown')) {
+    if (!run('rustup', ['target', 'add', 'wasm32-unknown-unknown'], 'adding the wasm32-unknown-unknown target')) {
+      fail('rustup could not add the wasm32-unknown-unknown target');
+    }
+  }
+
+  if (!output('wasm-pack', ['--version'])) {
+    // The npm package `wasm-pack` downloads a prebuilt binary at install time, which fails offline.
+    if (!run('cargo', ['install', 'wasm-pack', '--locked'], 'compiling wasm-pack from crates.io (about 2.5 minutes, once)')) {
+      fail('could not install wasm-pack with cargo');
+    }
+  }
+
+  const wanted = lockedWasmBindgen();
+  const have = output('wasm-bindgen', ['--version']);
+  if (!have || !have.endsWith(` ${wanted}`)) {
+    // wasm-pack would otherwise try to download it (which fails offline) or compile it on every run.
+    const what = `compiling wasm-bindgen-cli ${wanted} to match Cargo.lock (about 5 minutes, once)`;
+    const args = ['install', 'wasm-bindgen-cli', '--version', wanted, '--force'];
+    // --locked first; its lock file has named a yanked crate before, so fall back to a fresh resolution.
+    if (!run('cargo', [...args, '--locked'], what) && !run('cargo', args, `${what}, without --locked`)) {
+      fail('could not install wasm-bindgen-cli with cargo');
+    }
+  }
+
+  const lock = join(root, 'package-lock.json');
+  const stamp = join(root, 'node_modules', '.package-lock.json');
+  if (!existsSync(stamp) || statSync(stamp).mtimeMs < statSync(lock).mtimeMs) {
+    if (!run('npm', ['ci', '--no-audit', '--no-fund'], 'installing npm packages with npm ci')) fail('npm ci failed');
+  }
+
+  if (browser) {
+    const { chrome, driver } = findBrowser();
+    if (!chrome || !driver) {
+      fail(
+        'Chromium and chromedriver are needed for the browser tests and were not found on PATH.\n' +
+          '         On Debian or Ubuntu: sudo apt-get install -y chromium chromium-driver\n' +
+          '         (their versions must match; Playwright and wasm-pack cannot download a browser here).',
+      );
+    }
+    say(`browser: ${chrome}, driver: ${driver}`);
+  }
+  say('ready');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  setup({ browser: process.argv.includes('--browser') });
+}

@@ -1,0 +1,110 @@
+// `npm test`: sets up what is missing, then runs every check in order and ends with one summary line.
+//
+//   formatting, clippy (host and wasm32), native tests (cargo test), browser tests
+//   (wasm-pack test --headless --chrome against tests/server/sse-server.mjs), the npm package build,
+//   and the page tests (node:test + playwright-core driving the system Chromium).
+//
+// A first run on a fresh machine compiles wasm-pack and wasm-bindgen-cli (about 8 minutes) and the crate
+// graph for two targets (a few minutes more). It exits non-zero if anything failed.
+
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startServer } from '../tests/server/sse-server.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const results = [];
+let figures = [];
+
+/** Runs a command with its output shown and kept; resolves to { code, out }. */
+function run(cmd, args, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      process.stdout.write(d);
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+      process.stderr.write(d);
+    });
+    child.on('close', (code) => resolve({ code: code ?? 1, out }));
+  });
+}
+
+/** Test counts from cargo test, wasm-bindgen-test and node:test output. */
+function counts(out) {
+  let passed = 0;
+  let failed = 0;
+  for (const m of out.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed/g)) {
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+  }
+  for (const m of out.matchAll(/^(?:#|ℹ) pass (\d+)$/gm)) passed += Number(m[1]);
+  for (const m of out.matchAll(/^(?:#|ℹ) fail (\d+)$/gm)) failed += Number(m[1]);
+  return { passed, failed };
+}
+
+async function step(name, fn) {
+  console.log(`\n=== ${name}`);
+  const t0 = Date.now();
+  let code;
+  let out = '';
+  try {
+    ({ code, out } = await fn());
+  } catch (e) {
+    console.error(e);
+    code = 1;
+  }
+  const c = counts(out);
+  // A step that failed without a failing test (a lint, a crash) still counts as one failure.
+  if (code !== 0 && c.failed === 0) c.failed = 1;
+  results.push({ name, ok: code === 0, seconds: (Date.now() - t0) / 1000, ...c });
+  return code === 0;
+}
+
+const cargo = (...args) => () => run('cargo', args);
+
+const ready = await step('set-up', () => run('node', ['scripts/setup.mjs', '--browser']));
+if (ready) {
+  await step('cargo fmt --check', cargo('fmt', '--check'));
+  await step('cargo clippy (host) -D warnings', cargo('clippy', '--all-targets', '--', '-D', 'warnings'));
+  await step('cargo clippy (wasm32) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--', '-D', 'warnings'));
+  await step('native tests: cargo test', cargo('test'));
+  await step('browser tests: wasm-pack test --headless --chrome', async () => {
+    const server = await startServer();
+    console.log(`[test] SSE test server on ${server.url}`);
+    try {
+      return await run('wasm-pack', ['test', '--headless', '--chrome'], {
+        SSE_TEST_SERVER: server.url,
+        WASM_BINDGEN_TEST_TIMEOUT: '300',
+      });
+    } finally {
+      figures = figures.concat(server.figures);
+      await server.close();
+    }
+  });
+  const built = await step('npm package: node scripts/build.mjs', () => run('node', ['scripts/build.mjs']));
+  if (built) {
+    await step('page tests: node --test tests/page', () =>
+      run('node', ['--test', '--test-reporter=spec', '--test-concurrency=1', 'tests/page/']),
+    );
+  }
+}
+
+if (figures.length) {
+  console.log('\n=== figures measured by the browser tests');
+  for (const f of figures) console.log(`${f.name.padEnd(44)} ${f.value}`);
+}
+
+console.log('\n=== summary');
+for (const r of results) {
+  const tests = r.passed || r.failed ? `${r.passed} passed, ${r.failed} failed` : '';
+  console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name.padEnd(52)} ${r.seconds.toFixed(1).padStart(6)} s  ${tests}`);
+}
+const passed = results.reduce((n, r) => n + r.passed, 0);
+const failed = results.reduce((n, r) => n + r.failed, 0);
+const allOk = results.every((r) => r.ok) && results.length > 0;
+console.log(`summary: ${passed} passed, ${failed} failed`);
+process.exit(allOk && failed === 0 ? 0 : 1);

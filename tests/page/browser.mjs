@@ -1,0 +1,41 @@
+// Shared by the page tests: the system Chromium through playwright-core (Playwright cannot download its
+// own browser here), with the flags a closed network and a root user need.
+import { chromium } from 'playwright-core';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const artifacts = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'artifacts');
+mkdirSync(artifacts, { recursive: true });
+
+function chromePath() {
+  for (const name of ['chromium', 'chromium-browser', 'google-chrome']) {
+    try {
+      return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim();
+    } catch {}
+  }
+  throw new Error('Chromium not found: apt-get install -y chromium chromium-driver');
+}
+
+export function launch() {
+  return chromium.launch({
+    executablePath: chromePath(),
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}
+
+/** Opens a page that collects uncaught exceptions and console errors, except failed network loads,
+ * which a browser reports for every refused reconnect by design. */
+export async function pageWithErrors(browser) {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource|net::ERR_|EventSource's response/.test(m.text())) {
+      errors.push(`console: ${m.text()}`);
+    }
+  });
+  return { page, errors };
+}

@@ -1,0 +1,90 @@
+// The demo page, as a newcomer meets it: live stream, an outage, load shedding. Screenshots go to artifacts/.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { startDevServer } from '../../www/server.mjs';
+import { launch, pageWithErrors, artifacts } from './browser.mjs';
+
+let server, browser;
+before(async () => {
+  server = await startDevServer({ port: 0, eventMs: 200 });
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+const status = (page) => page.locator('#badge').getAttribute('data-status');
+const counts = (page) => page.evaluate(() => window.demo.counts);
+
+test('the console goes live, survives an outage without losing an event, and shows no errors', async () => {
+  const { page, errors } = await pageWithErrors(browser);
+  await page.goto(`${server.url}/`);
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  await page.waitForFunction(() => window.demo.counts.received >= 3, null, { timeout: 10000 });
+
+  await page.click('text=Outage 5 s');
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'reconnecting', null, { timeout: 5000 });
+  await page.screenshot({ path: join(artifacts, 'index-reconnecting.png') });
+  const during = await counts(page);
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 40000 });
+  await page.waitForFunction((n) => window.demo.counts.received > n + 3, during.received, { timeout: 10000 });
+
+  const c = await counts(page);
+  assert.equal(c.lost, 0, 'no id skipped across the outage');
+  assert.equal(c.dups, 0, 'no id delivered twice');
+  assert.ok(c.lastId > during.lastId);
+  const ladder = await page.locator('#ladder li').allTextContents();
+  assert.ok(ladder.some((l) => l.startsWith('attempt  1')), ladder.join('\n'));
+  await page.screenshot({ path: join(artifacts, 'index.png') });
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('with shedding on, the client waits at least what the server asked', async () => {
+  const { page, errors } = await pageWithErrors(browser);
+  await page.goto(`${server.url}/`);
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  await fetch(`${server.url}/api/shed?on=1&minMs=1500&spreadMs=500`);
+  const shedBefore = server.state.history.reduce((n, r) => n + r.shed, 0) + server.state.counts.shed;
+  await page.evaluate(() => window.demo.client.reconnectNow());
+  await page.waitForFunction(() => [...document.querySelectorAll('#ladder li')].some((l) => l.textContent.includes('server asks')), null, { timeout: 10000 });
+  const lines = await page.locator('#ladder li').allTextContents();
+  const hint = Number(lines.find((l) => l.includes('server asks')).match(/(\d+) ms/)[1]);
+  const wait = Number(lines.find((l) => l.startsWith('attempt')).match(/wait\s+(\d+) ms/)[1]);
+  assert.ok(hint >= 1500 && hint <= 2000, `hint ${hint}`);
+  assert.ok(wait >= hint, `waited ${wait} ms though the server asked for ${hint}`);
+  const t0 = Date.now();
+  await fetch(`${server.url}/api/shed?on=0`);
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open' && window.demo.client.attempt === 0, null, { timeout: 15000 });
+  assert.ok(Date.now() - t0 >= hint - 500, 'did not come back before the hinted delay');
+  const shedAfter = server.state.history.reduce((n, r) => n + r.shed, 0) + server.state.counts.shed;
+  assert.ok(shedAfter > shedBefore, 'the server shed the connection');
+  assert.equal((await counts(page)).lost, 0);
+  assert.deepEqual(errors, []);
+  await page.close();
+});
+
+test('bad options show a typed error, and the Retry button revives a failed stream', async () => {
+  const { page, errors } = await pageWithErrors(browser);
+  await page.goto(`${server.url}/`);
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  await page.fill('input[name=baseMs]', '-5');
+  await page.click('text=Apply (reconnects)');
+  assert.match(await page.locator('#option-error').textContent(), /^RangeError: .*baseMs/);
+
+  await page.fill('input[name=baseMs]', '50');
+  await page.fill('input[name=maxAttempts]', '2');
+  await page.click('text=Apply (reconnects)');
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  await fetch(`${server.url}/api/outage?seconds=3`);
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'failed', null, { timeout: 15000 });
+  assert.equal(await page.locator('#badge').textContent(), 'offline');
+  await page.screenshot({ path: join(artifacts, 'index-offline.png') });
+  await new Promise((r) => setTimeout(r, 3200));
+  await page.click('#retry');
+  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  assert.deepEqual(errors, []);
+  await page.close();
+});

@@ -1,0 +1,227 @@
+// The development server that `npm start` runs (Node's own http module, no framework), and the reference
+// server for seed 001's load-shedding advice.
+//
+//   GET /                       the live stream console (www/index.html)
+//   GET /storm.html             the reconnect storm, drawn from the wasm simulator
+//   GET /pkg/...                the built npm package
+//   GET /api/stream             SSE: a numbered event every second; replay after Last-Event-ID or
+//                               ?lastEventId=; a jittered retry: per connection (seed 001, step 1)
+//   GET /api/outage?seconds=N   drop every stream and refuse new ones for N seconds
+//   GET /api/shed?on=1|0        soft shedding: 200, a long jittered retry:, a retry-hint event, end
+//   GET /api/budget?rate=R&burst=B   admit at most R connections a second (token bucket; rate=0: off)
+//   GET /api/next?status=503&count=N answer the next N connections with 503, 401 or 204
+//   GET /api/stats              accepted/shed/refused/rejected per second, as JSON
+//   GET /api/stats/stream       the same, one SSE event a second
+//
+//   node www/server.mjs [port]  (default 8080; 0 picks a free port)
+
+import http from 'node:http';
+import { createReadStream, existsSync, statSync } from 'node:fs';
+import { dirname, extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, '..');
+
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.wasm': 'application/wasm',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.json': 'application/json',
+  '.ts': 'text/plain; charset=utf-8',
+};
+
+/** Seed 001, step 1: a retry value that differs per client. */
+const jittered = (base, spread) => base + Math.floor(Math.random() * spread);
+
+export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000, log = false } = {}) {
+  const state = {
+    nextId: 1,
+    buffer: [], // the last 1000 events, for replay
+    streams: new Set(),
+    statsStreams: new Set(),
+    outageUntil: 0,
+    shedding: false,
+    shedMin: 5000,
+    shedSpread: 10000,
+    budget: null, // { rate, burst, tokens, last }
+    forced: [], // statuses for the next connections
+    counts: { accepted: 0, shed: 0, refused: 0, rejected: 0 },
+    history: [],
+  };
+  const sockets = new Set();
+
+  const say = (msg) => log && console.log(`[dev] ${msg}`);
+
+  function publish() {
+    const ev = { id: state.nextId++, data: JSON.stringify({ n: state.nextId - 1, at: new Date().toISOString() }) };
+    state.buffer.push(ev);
+    if (state.buffer.length > 1000) state.buffer.shift();
+    for (const res of state.streams) res.write(`id: ${ev.id}\ndata: ${ev.data}\n\n`);
+  }
+
+  function tick() {
+    const row = { t: Date.now(), ...state.counts, open: state.streams.size };
+    state.counts = { accepted: 0, shed: 0, refused: 0, rejected: 0 };
+    state.history.push(row);
+    if (state.history.length > 120) state.history.shift();
+    const frame = `data: ${JSON.stringify(controls(row))}\n\n`;
+    for (const res of state.statsStreams) res.write(frame);
+  }
+
+  const controls = (row) => ({
+    ...row,
+    outage: Math.max(0, Math.ceil((state.outageUntil - Date.now()) / 1000)),
+    shedding: state.shedding,
+    budget: state.budget ? { rate: state.budget.rate, burst: state.budget.burst } : null,
+    forced: state.forced.length,
+  });
+
+  function admit() {
+    const b = state.budget;
+    if (!b) return true;
+    const now = Date.now();
+    b.tokens = Math.min(b.burst, b.tokens + ((now - b.last) / 1000) * b.rate);
+    b.last = now;
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+  function stream(req, res, url) {
+    res.shouldKeepAlive = false;
+    if (Date.now() < state.outageUntil) {
+      state.counts.refused++;
+      req.socket.destroy(); // a network error, as a refused connection looks to EventSource
+      return;
+    }
+    if (state.forced.length) {
+      const status = state.forced.shift();
+      state.counts.rejected++;
+      res.writeHead(status, { 'Content-Type': 'text/plain' });
+      res.end(status === 204 ? undefined : `forced ${status}\n`);
+      return;
+    }
+    if (state.shedding || !admit()) {
+      // Seed 001, step 2: accept just enough to say when to come back. A client that has taken over
+      // reconnecting cannot read retry:, so the same advice goes out as a retry-hint event.
+      const wait = jittered(state.shedMin, state.shedSpread);
+      state.counts.shed++;
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+      res.end(`retry: ${wait}\nevent: retry-hint\ndata: ${wait}\n\n: shedding load\n\n`);
+      return;
+    }
+    state.counts.accepted++;
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+    res.write(`retry: ${jittered(3000, 7000)}\n\n`);
+    const from = Number(req.headers['last-event-id'] ?? url.searchParams.get('lastEventId') ?? NaN);
+    if (Number.isFinite(from)) {
+      for (const ev of state.buffer) if (ev.id > from) res.write(`id: ${ev.id}\ndata: ${ev.data}\n\n`);
+    }
+    state.streams.add(res);
+    res.on('close', () => state.streams.delete(res));
+    say(`stream open (${state.streams.size}) ${req.url}`);
+  }
+
+  function json(res, body) {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify(body));
+  }
+
+  function file(res, path) {
+    const full = normalize(join(root, path));
+    const allowed = [join(root, 'www'), join(root, 'pkg'), join(root, 'docs')];
+    if (!allowed.some((dir) => full.startsWith(dir + '/')) || !existsSync(full) || !statSync(full).isFile()) {
+      res.writeHead(404, { 'Content-Type': 'text/plain' });
+      res.end(path.startsWith('/pkg/') ? 'not found: run `npm run build` to build pkg/\n' : 'not found\n');
+      return;
+    }
+    res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });
+    createReadStream(full).pipe(res);
+  }
+
+  function handle(req, res) {
+    const url = new URL(req.url, 'http://localhost');
+    const q = (k, d) => url.searchParams.get(k) ?? d;
+    switch (url.pathname) {
+      case '/':
+        return file(res, '/www/index.html');
+      case '/storm.html':
+        return file(res, '/www/storm.html');
+      case '/api/stream':
+        return stream(req, res, url);
+      case '/api/outage': {
+        const seconds = Math.min(600, Math.max(0, Number(q('seconds', 10))));
+        state.outageUntil = Date.now() + seconds * 1000;
+        for (const s of state.streams) s.destroy();
+        state.streams.clear();
+        return json(res, controls({}));
+      }
+      case '/api/shed':
+        state.shedding = q('on', '1') === '1';
+        state.shedMin = Number(q('minMs', state.shedMin));
+        state.shedSpread = Number(q('spreadMs', state.shedSpread));
+        return json(res, controls({}));
+      case '/api/budget': {
+        const rate = Number(q('rate', 0));
+        state.budget = rate > 0 ? { rate, burst: Number(q('burst', rate)), tokens: Number(q('burst', rate)), last: Date.now() } : null;
+        return json(res, controls({}));
+      }
+      case '/api/next': {
+        const status = Number(q('status', 503));
+        if (![503, 401, 204].includes(status)) {
+          res.writeHead(400, { 'Content-Type': 'text/plain' });
+          return res.end('status must be 503, 401 or 204\n');
+        }
+        for (let i = 0; i < Math.min(100, Number(q('count', 1))); i++) state.forced.push(status);
+        return json(res, controls({}));
+      }
+      case '/api/stats':
+        return json(res, { history: state.history, ...controls({}) });
+      case '/api/stats/stream':
+        res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+        res.write(': stats\n\n');
+        state.statsStreams.add(res);
+        res.on('close', () => state.statsStreams.delete(res));
+        return;
+      default:
+        return file(res, url.pathname);
+    }
+  }
+
+  const server = http.createServer(handle);
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  const publisher = setInterval(publish, eventMs);
+  const ticker = setInterval(tick, 1000);
+
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const { port: actual } = server.address();
+      resolve({
+        url: `http://${host}:${actual}`,
+        state,
+        close: () =>
+          new Promise((done) => {
+            clearInterval(publisher);
+            clearInterval(ticker);
+            for (const s of sockets) s.destroy();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const port = Number(process.argv[2] ?? process.env.PORT ?? 8080);
+  const s = await startDevServer({ port, log: !!process.env.DEV_LOG });
+  console.log(`\n  managed-eventsource demo: ${s.url}/\n  reconnect storm:          ${s.url}/storm.html\n\n  (Ctrl+C to stop)\n`);
+}
