@@ -1,1 +1,370 @@
-//! Population simulator (see issue 5).
+//! A population simulator that runs the library's own [`Ladder`] for many clients.
+//!
+//! Every client loses its connection at `t = 0` and reconnects through its ladder, as the browser client
+//! does. The server is down for `outage_ms` (every attempt fails), then admits through an [`Admission`]
+//! policy; a rejected attempt fails and goes back on the ladder. With [`Hints`], a rejection is seed 001's
+//! soft shedding (200, a jittered retry hint, end): the client's connection opened, so its ladder resets,
+//! and the next delay is at least the hint, exactly as [`crate::machine::Machine`] handles it.
+//!
+//! Event-driven: a priority queue of next attempts, so the cost grows with attempts, not with time or
+//! clients × ticks. Seeded, so a run is repeatable.
+//!
+//! ```
+//! use managed_eventsource::storm::{Admission, Scenario, simulate};
+//! use managed_eventsource::ladder::Strategy;
+//!
+//! let mut s = Scenario::new(1000, Strategy::None);
+//! s.outage_ms = 10_000;
+//! let out = simulate(&s);
+//! // No jitter: every client arrives in the same second, every time.
+//! assert_eq!(out.peak(), 1000);
+//! assert_eq!(out.connected, 1000);
+//! ```
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::ladder::{Ladder, LadderConfig, Random, SplitMix64, Strategy};
+
+/// How the recovered server admits connections.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Admission {
+    /// Everyone who arrives after the outage connects.
+    Unlimited,
+    /// At most `capacity` connections per `window_ms` (per second, or per tick as in seed 004).
+    PerWindow {
+        /// Connections admitted per window.
+        capacity: u32,
+        /// Window length in ms.
+        window_ms: u64,
+    },
+    /// A token bucket (seed 001, step 4): `rate` tokens a second, at most `burst` saved up.
+    TokenBucket {
+        /// Tokens added per second.
+        rate: f64,
+        /// Bucket size; it starts full when the service returns.
+        burst: f64,
+    },
+}
+
+/// Seed 001's soft shedding: each rejection tells the client to wait `base_ms + uniform[0, spread_ms)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hints {
+    /// Shortest hinted delay.
+    pub base_ms: u32,
+    /// Random spread added to it.
+    pub spread_ms: u32,
+}
+
+/// One simulated incident.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// Clients dropped at `t = 0`.
+    pub clients: u32,
+    /// Each client's ladder.
+    pub ladder: LadderConfig,
+    /// How long every attempt fails.
+    pub outage_ms: u64,
+    /// How the recovered server admits.
+    pub admission: Admission,
+    /// Soft rejections with retry hints, or hard failures (`None`).
+    pub hints: Option<Hints>,
+    /// If not 0, attempts happen on tick boundaries of this length (seed 004's model).
+    pub tick_ms: u64,
+    /// Histogram resolution for arrivals.
+    pub bucket_ms: u64,
+    /// Stop simulating here.
+    pub horizon_ms: u64,
+    /// Seed of the one random stream all clients draw from.
+    pub seed: u64,
+}
+
+impl Scenario {
+    /// `clients` clients with the default ladder (base 1 s, cap 60 s, factor 2) and `strategy`; no outage,
+    /// unlimited admission, one-second buckets, a one-hour horizon.
+    pub fn new(clients: u32, strategy: Strategy) -> Self {
+        Scenario {
+            clients,
+            ladder: LadderConfig {
+                strategy,
+                ..LadderConfig::default()
+            },
+            outage_ms: 0,
+            admission: Admission::Unlimited,
+            hints: None,
+            tick_ms: 0,
+            bucket_ms: 1000,
+            horizon_ms: 3_600_000,
+            seed: 1,
+        }
+    }
+}
+
+/// What happened.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    /// Connection attempts, all clients together.
+    pub attempts: u64,
+    /// Attempts made while the server was down.
+    pub attempts_during_outage: u64,
+    /// Attempts the recovered server turned away (wasted requests).
+    pub rejected: u64,
+    /// Clients connected by the end.
+    pub connected: u32,
+    /// Clients whose ladder gave up (`max_attempts`).
+    pub gave_up: u32,
+    /// When the last client connected, if all did.
+    pub all_connected_ms: Option<u64>,
+    /// Attempts per bucket, from `t = 0`.
+    pub arrivals: Vec<u32>,
+    /// Connections admitted per bucket.
+    pub admitted: Vec<u32>,
+    /// The bucket length.
+    pub bucket_ms: u64,
+}
+
+impl Outcome {
+    /// The most attempts in one bucket.
+    pub fn peak(&self) -> u32 {
+        self.arrivals.iter().copied().max().unwrap_or(0)
+    }
+
+    /// The most attempts in one bucket at or after `from_ms`.
+    pub fn peak_from(&self, from_ms: u64) -> u32 {
+        let first = (from_ms / self.bucket_ms) as usize;
+        self.arrivals.iter().skip(first).copied().max().unwrap_or(0)
+    }
+
+    /// Peak over median attempts per bucket across the active window (first to last bucket with an
+    /// attempt, quiet buckets included); `f64::INFINITY` when the median is 0 (a pure spike train).
+    pub fn peak_to_median(&self) -> f64 {
+        let first = self.arrivals.iter().position(|&a| a > 0);
+        let last = self.arrivals.iter().rposition(|&a| a > 0);
+        let (Some(first), Some(last)) = (first, last) else {
+            return 0.0;
+        };
+        let mut window: Vec<u32> = self.arrivals[first..=last].to_vec();
+        window.sort_unstable();
+        let median = window[window.len() / 2];
+        if median == 0 {
+            f64::INFINITY
+        } else {
+            self.peak() as f64 / median as f64
+        }
+    }
+}
+
+/// The recovered server's admission state.
+struct Server {
+    admission: Admission,
+    window: u64,
+    in_window: u32,
+    tokens: f64,
+    last_ms: u64,
+}
+
+impl Server {
+    fn new(admission: Admission, start_ms: u64) -> Self {
+        let tokens = match admission {
+            Admission::TokenBucket { burst, .. } => burst,
+            _ => 0.0,
+        };
+        Server {
+            admission,
+            window: u64::MAX,
+            in_window: 0,
+            tokens,
+            last_ms: start_ms,
+        }
+    }
+
+    /// Attempts come in time order.
+    fn admit(&mut self, t: u64) -> bool {
+        match self.admission {
+            Admission::Unlimited => true,
+            Admission::PerWindow {
+                capacity,
+                window_ms,
+            } => {
+                let w = t / window_ms.max(1);
+                if w != self.window {
+                    self.window = w;
+                    self.in_window = 0;
+                }
+                if self.in_window < capacity {
+                    self.in_window += 1;
+                    true
+                } else {
+                    false
+                }
+            }
+            Admission::TokenBucket { rate, burst } => {
+                let elapsed = t.saturating_sub(self.last_ms) as f64 / 1000.0;
+                self.tokens = (self.tokens + elapsed * rate).min(burst);
+                self.last_ms = t;
+                if self.tokens >= 1.0 {
+                    self.tokens -= 1.0;
+                    true
+                } else {
+                    false
+                }
+            }
+        }
+    }
+}
+
+/// A simulation that can be advanced step by step (the demo draws it) or run to the end ([`simulate`]).
+pub struct Simulation {
+    scenario: Scenario,
+    rng: SplitMix64,
+    ladders: Vec<Ladder>,
+    state: Vec<ClientState>,
+    queue: BinaryHeap<Reverse<(u64, u32)>>,
+    server: Server,
+    now_ms: u64,
+    outcome: Outcome,
+}
+
+/// Where one client is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ClientState {
+    /// Waiting out its ladder's delay.
+    BackingOff = 0,
+    /// Connected.
+    Connected = 1,
+    /// Gave up after `max_attempts`.
+    GaveUp = 2,
+}
+
+impl Simulation {
+    /// Drops every client at `t = 0` and schedules its first reconnect.
+    pub fn new(scenario: Scenario) -> Self {
+        let n = scenario.clients as usize;
+        let mut sim = Simulation {
+            rng: SplitMix64::new(scenario.seed),
+            ladders: vec![Ladder::new(scenario.ladder); n],
+            state: vec![ClientState::BackingOff; n],
+            queue: BinaryHeap::with_capacity(n),
+            server: Server::new(scenario.admission, scenario.outage_ms),
+            now_ms: 0,
+            outcome: Outcome {
+                attempts: 0,
+                attempts_during_outage: 0,
+                rejected: 0,
+                connected: 0,
+                gave_up: 0,
+                all_connected_ms: None,
+                arrivals: Vec::new(),
+                admitted: Vec::new(),
+                bucket_ms: scenario.bucket_ms.max(1),
+            },
+            scenario,
+        };
+        for i in 0..n as u32 {
+            sim.schedule(i, 0);
+        }
+        sim
+    }
+
+    fn schedule(&mut self, client: u32, from_ms: u64) {
+        let ladder = &mut self.ladders[client as usize];
+        match ladder.next_delay(&mut self.rng) {
+            Some(d) => {
+                let mut t = from_ms + d as u64;
+                let q = self.scenario.tick_ms;
+                if q > 0 {
+                    // The request goes out on a tick boundary, never in the tick that just failed.
+                    t = t.div_ceil(q).max(from_ms / q + 1) * q;
+                }
+                self.queue.push(Reverse((t, client)));
+            }
+            None => {
+                self.state[client as usize] = ClientState::GaveUp;
+                self.outcome.gave_up += 1;
+            }
+        }
+    }
+
+    fn count(v: &mut Vec<u32>, bucket: usize) {
+        if v.len() <= bucket {
+            v.resize(bucket + 1, 0);
+        }
+        v[bucket] += 1;
+    }
+
+    /// Processes every attempt up to and including `t_ms`; returns how many there were.
+    pub fn advance_to(&mut self, t_ms: u64) -> u32 {
+        let mut n = 0;
+        let horizon = self.scenario.horizon_ms;
+        while let Some(&Reverse((t, client))) = self.queue.peek() {
+            if t > t_ms || t > horizon {
+                break;
+            }
+            self.queue.pop();
+            n += 1;
+            let bucket = (t / self.outcome.bucket_ms) as usize;
+            Self::count(&mut self.outcome.arrivals, bucket);
+            self.outcome.attempts += 1;
+            if t < self.scenario.outage_ms {
+                self.outcome.attempts_during_outage += 1;
+                self.schedule(client, t);
+            } else if self.server.admit(t) {
+                Self::count(&mut self.outcome.admitted, bucket);
+                self.state[client as usize] = ClientState::Connected;
+                self.outcome.connected += 1;
+                if self.outcome.connected == self.scenario.clients {
+                    self.outcome.all_connected_ms = Some(t);
+                }
+            } else {
+                self.outcome.rejected += 1;
+                if let Some(h) = self.scenario.hints {
+                    let ladder = &mut self.ladders[client as usize];
+                    // The soft rejection opened (a 200): the ladder resets, then the hint applies.
+                    ladder.reset();
+                    let spread = (self.rng.unit() * h.spread_ms as f64) as u32;
+                    ladder.hint(h.base_ms + spread);
+                }
+                self.schedule(client, t);
+            }
+        }
+        self.now_ms = self.now_ms.max(t_ms.min(horizon));
+        n
+    }
+
+    /// Runs until every client has connected or given up, or the horizon.
+    pub fn run(mut self) -> Outcome {
+        self.advance_to(u64::MAX);
+        self.outcome
+    }
+
+    /// The simulated time reached.
+    pub fn now_ms(&self) -> u64 {
+        self.now_ms
+    }
+
+    /// Each client's state, one byte each (see [`ClientState`]).
+    pub fn states(&self) -> &[ClientState] {
+        &self.state
+    }
+
+    /// The ladder attempt each client is on.
+    pub fn attempt_of(&self, client: u32) -> u32 {
+        self.ladders[client as usize].attempt()
+    }
+
+    /// The results so far.
+    pub fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+
+    /// Whether no attempt is pending.
+    pub fn finished(&self) -> bool {
+        self.queue.is_empty()
+    }
+}
+
+/// Runs `scenario` to the end.
+pub fn simulate(scenario: &Scenario) -> Outcome {
+    Simulation::new(scenario.clone()).run()
+}
