@@ -5,6 +5,9 @@
 //   pkg/index.js   browsers and bundlers; also `<script type="module">` straight from a page
 //   pkg/node.js    Node (with an EventSource global) and other runtimes without fetch for file URLs
 //
+// It also builds pkg-demo/: the same crate with the `demo` feature (the storm simulator in wasm), which
+// only the demo pages load, so that the library's package does not carry it.
+//
 //   node scripts/build.mjs               build
 //   node scripts/build.mjs --if-missing  build only when pkg/ is older than the sources
 
@@ -28,7 +31,7 @@ function newest(dir) {
 
 function upToDate() {
   const entry = join(pkg, 'index.js');
-  if (!existsSync(entry)) return false;
+  if (!existsSync(entry) || !existsSync(join(root, 'pkg-demo', 'demo.js'))) return false;
   const sources = Math.max(newest(join(root, 'src')), statSync(join(root, 'Cargo.toml')).mtimeMs, statSync(join(root, 'scripts', 'build.mjs')).mtimeMs);
   return statSync(entry).mtimeMs >= sources;
 }
@@ -41,11 +44,8 @@ function run(cmd, args, env = {}) {
   }
 }
 
-export function build() {
-  say('wasm-pack build --release --target web (the first build compiles the crate graph, about a minute)');
-  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg', '--out-name', 'managed_eventsource', '--no-pack']);
-
-  const wasm = join(pkg, 'managed_eventsource_bg.wasm');
+/** wasm-opt -Oz in place, with the features current rustc emits for wasm32-unknown-unknown. */
+function optimize(wasm) {
   const before = statSync(wasm).size;
   const features = ['bulk-memory', 'mutable-globals', 'nontrapping-float-to-int', 'sign-ext', 'reference-types', 'multivalue'];
   run(join(root, 'node_modules', '.bin', 'wasm-opt'), [
@@ -57,7 +57,20 @@ export function build() {
     '-o',
     wasm,
   ]);
-  say(`wasm-opt -Oz: ${before} -> ${statSync(wasm).size} bytes`);
+  say(`wasm-opt -Oz ${wasm.slice(root.length + 1)}: ${before} -> ${statSync(wasm).size} bytes`);
+}
+
+function buildDemo() {
+  say('wasm-pack build --features demo into pkg-demo/ (the storm simulator for the demo pages)');
+  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg-demo', '--out-name', 'demo', '--no-pack', '--', '--features', 'demo']);
+  optimize(join(root, 'pkg-demo', 'demo_bg.wasm'));
+}
+
+export function build() {
+  say('wasm-pack build --release --target web (the first build compiles the crate graph, about a minute)');
+  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg', '--out-name', 'managed_eventsource', '--no-pack']);
+
+  optimize(join(pkg, 'managed_eventsource_bg.wasm'));
 
   writeFileSync(
     join(pkg, 'index.js'),
@@ -111,6 +124,7 @@ export * from './managed_eventsource.js';
   };
   writeFileSync(join(pkg, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
   say(`pkg/ ready: ${manifest.name}@${manifest.version}`);
+  buildDemo();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -223,6 +223,8 @@ pub struct Simulation {
     server: Server,
     now_ms: u64,
     outcome: Outcome,
+    /// When recording: the attempts of the last `advance_to`, with whether each was admitted.
+    recent: Option<Vec<(u32, bool)>>,
 }
 
 /// Where one client is.
@@ -248,6 +250,7 @@ impl Simulation {
             queue: BinaryHeap::with_capacity(n),
             server: Server::new(scenario.admission, scenario.outage_ms),
             now_ms: 0,
+            recent: None,
             outcome: Outcome {
                 attempts: 0,
                 attempts_during_outage: 0,
@@ -293,9 +296,22 @@ impl Simulation {
         v[bucket] += 1;
     }
 
+    /// Keeps the attempts of each `advance_to` for [`Simulation::recent`] (for drawing requests in flight).
+    pub fn record(&mut self, on: bool) {
+        self.recent = on.then(Vec::new);
+    }
+
+    /// The attempts of the last `advance_to`, when recording: `(client, admitted)`.
+    pub fn recent(&self) -> &[(u32, bool)] {
+        self.recent.as_deref().unwrap_or(&[])
+    }
+
     /// Processes every attempt up to and including `t_ms`; returns how many there were.
     pub fn advance_to(&mut self, t_ms: u64) -> u32 {
         let mut n = 0;
+        if let Some(r) = self.recent.as_mut() {
+            r.clear();
+        }
         let horizon = self.scenario.horizon_ms;
         while let Some(&Reverse((t, client))) = self.queue.peek() {
             if t > t_ms || t > horizon {
@@ -306,16 +322,22 @@ impl Simulation {
             let bucket = (t / self.outcome.bucket_ms) as usize;
             Self::count(&mut self.outcome.arrivals, bucket);
             self.outcome.attempts += 1;
-            if t < self.scenario.outage_ms {
-                self.outcome.attempts_during_outage += 1;
-                self.schedule(client, t);
-            } else if self.server.admit(t) {
+            let down = t < self.scenario.outage_ms;
+            let admitted = !down && self.server.admit(t);
+            if let Some(r) = self.recent.as_mut() {
+                r.push((client, admitted));
+            }
+            if admitted {
                 Self::count(&mut self.outcome.admitted, bucket);
                 self.state[client as usize] = ClientState::Connected;
                 self.outcome.connected += 1;
                 if self.outcome.connected == self.scenario.clients {
                     self.outcome.all_connected_ms = Some(t);
                 }
+                continue;
+            }
+            if down {
+                self.outcome.attempts_during_outage += 1;
             } else {
                 self.outcome.rejected += 1;
                 if let Some(h) = self.scenario.hints {
@@ -325,8 +347,8 @@ impl Simulation {
                     let spread = (self.rng.unit() * h.spread_ms as f64) as u32;
                     ladder.hint(h.base_ms + spread);
                 }
-                self.schedule(client, t);
             }
+            self.schedule(client, t);
         }
         self.now_ms = self.now_ms.max(t_ms.min(horizon));
         n

@@ -134,10 +134,10 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
 
   function file(res, path) {
     const full = normalize(join(root, path));
-    const allowed = [join(root, 'www'), join(root, 'pkg'), join(root, 'docs')];
+    const allowed = [join(root, 'www'), join(root, 'pkg'), join(root, 'pkg-demo'), join(root, 'docs')];
     if (!allowed.some((dir) => full.startsWith(dir + '/')) || !existsSync(full) || !statSync(full).isFile()) {
       res.writeHead(404, { 'Content-Type': 'text/plain' });
-      res.end(path.startsWith('/pkg/') ? 'not found: run `npm run build` to build pkg/\n' : 'not found\n');
+      res.end(path.startsWith('/pkg') ? 'not found: run `npm run build` to build pkg/ and pkg-demo/\n' : 'not found\n');
       return;
     }
     res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-cache' });

@@ -4,6 +4,10 @@
 
 mod js;
 mod shell;
+#[cfg(feature = "demo")]
+mod storm;
+#[cfg(feature = "demo")]
+pub use storm::StormSim;
 
 use std::rc::Rc;
 
