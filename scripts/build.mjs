@@ -62,15 +62,20 @@ function optimize(wasm) {
 
 function buildDemo() {
   say('wasm-pack build --features demo into pkg-demo/ (the storm simulator for the demo pages)');
-  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg-demo', '--out-name', 'demo', '--no-pack', '--', '--features', 'demo']);
+  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg-demo', '--out-name', 'demo', '--no-pack', '--', '--features', 'small,demo']);
   optimize(join(root, 'pkg-demo', 'demo_bg.wasm'));
 }
 
 export function build() {
   say('wasm-pack build --release --target web (the first build compiles the crate graph, about a minute)');
-  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg', '--out-name', 'managed_eventsource', '--no-pack']);
+  // `small`: no_std, a trap on panic and lol_alloc (see src/lib.rs).
+  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg', '--out-name', 'managed_eventsource', '--no-pack', '--', '--features', 'small']);
 
   optimize(join(pkg, 'managed_eventsource_bg.wasm'));
+  const glue = join(pkg, 'managed_eventsource.js');
+  const unminified = statSync(glue).size;
+  run(join(root, 'node_modules', '.bin', 'esbuild'), [glue, '--minify', '--format=esm', '--target=es2020', '--log-level=warning', `--outfile=${glue}`, '--allow-overwrite']);
+  say(`esbuild --minify managed_eventsource.js: ${unminified} -> ${statSync(glue).size} bytes`);
 
   writeFileSync(
     join(pkg, 'index.js'),

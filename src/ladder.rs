@@ -141,8 +141,7 @@ impl LadderConfig {
         if self.base_ms <= 0.0 {
             return 0.0;
         }
-        let exponent = attempt.saturating_sub(1).min(2048) as i32;
-        let cap = self.base_ms * self.factor.powi(exponent);
+        let cap = self.base_ms * powi(self.factor, attempt.saturating_sub(1).min(2048));
         // An overflow to infinity (or NaN) lands on the cap.
         if cap < self.max_ms {
             cap
@@ -150,6 +149,19 @@ impl LadderConfig {
             self.max_ms
         }
     }
+}
+
+/// `base^exp` by squaring (`f64::powi` is not in `core`).
+fn powi(mut base: f64, mut exp: u32) -> f64 {
+    let mut acc = 1.0;
+    while exp > 0 {
+        if exp & 1 == 1 {
+            acc *= base;
+        }
+        base *= base;
+        exp >>= 1;
+    }
+    acc
 }
 
 /// The ladder's state: the attempt counter, the previous delay and any pending server hint.

@@ -17,6 +17,26 @@
 //!
 //! The JavaScript API is described in the README; its TypeScript types are generated into `pkg/`.
 #![deny(missing_docs)]
+// The shipped wasm build is no_std: a panic traps instead of pulling in std's formatting panic machinery,
+// and lol_alloc replaces dlmalloc. Nothing in the crate is meant to panic; this only removes dead weight.
+#![cfg_attr(all(feature = "small", target_arch = "wasm32"), no_std)]
+
+extern crate alloc;
+
+#[cfg(all(feature = "small", target_arch = "wasm32"))]
+mod small {
+    use lol_alloc::{AssumeSingleThreaded, FreeListAllocator};
+
+    // SAFETY: wasm32-unknown-unknown without the atomics feature runs on one thread.
+    #[global_allocator]
+    static ALLOCATOR: AssumeSingleThreaded<FreeListAllocator> =
+        unsafe { AssumeSingleThreaded::new(FreeListAllocator::new()) };
+
+    #[panic_handler]
+    fn panic(_: &core::panic::PanicInfo) -> ! {
+        core::arch::wasm32::unreachable()
+    }
+}
 
 pub mod ladder;
 pub mod machine;

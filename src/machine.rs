@@ -23,6 +23,9 @@
 //! assert!(matches!(cmds[2], Command::ArmTimer { ms } if ms <= 1000));
 //! ```
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
 use crate::ladder::{Ladder, LadderConfig, Random};
 use crate::options::Reconnect;
 

@@ -4,6 +4,8 @@
 //! `TypeError`), then calls [`Options::validate`], whose [`OptionError`] it throws as a `TypeError` or a
 //! `RangeError` with [`OptionError::message`]. No message is built with `format!`.
 
+use alloc::string::String;
+
 use crate::ladder::{LadderConfig, Strategy, MAX_DELAY_MS};
 
 /// Who reconnects after a dropped connection (seed 003's three modes).
@@ -73,7 +75,7 @@ impl core::fmt::Display for OptionError {
     }
 }
 
-impl std::error::Error for OptionError {}
+impl core::error::Error for OptionError {}
 
 /// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`).
 #[derive(Clone, Debug, PartialEq)]
@@ -194,7 +196,8 @@ impl Options {
                 "must be a whole number, 0 or more, or Infinity",
             ));
         }
-        if m.is_finite() && m.fract() != 0.0 {
+        // Every f64 from 2^52 up is whole; below, a cast round-trips only whole numbers (no `fract` in core).
+        if m.is_finite() && m < 4_503_599_627_370_496.0 && m != (m as u64) as f64 {
             return Err(OptionError::range_error(
                 "maxAttempts",
                 "must be a whole number, 0 or more, or Infinity",

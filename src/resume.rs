@@ -10,6 +10,9 @@
 //! assert_eq!(with_param("/feed?lastEventId=1#top", "lastEventId", "42 a"), "/feed?lastEventId=42%20a#top");
 //! ```
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
 const HEX: &[u8; 16] = b"0123456789ABCDEF";
 
 /// Percent-encodes `s` as `encodeURIComponent` does: everything but `A-Z a-z 0-9 - _ . ! ~ * ' ( )`.
@@ -36,59 +39,57 @@ fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
-/// Decodes a query-string key: `+` is a space, `%XX` a byte; malformed escapes are kept as they are.
-pub fn decode_component(s: &str) -> String {
+/// Decodes a query-string key to bytes: `+` is a space, `%XX` a byte; malformed escapes stay as they are.
+pub fn decode_component(s: &str) -> Vec<u8> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => {
-                match (hex_value(bytes[i + 1]), hex_value(bytes[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push(h << 4 | l);
-                        i += 2;
-                    }
-                    _ => out.push(b'%'),
-                }
+        let escaped = match bytes.get(i..i + 3) {
+            Some([b'%', h, l]) => hex_value(*h).zip(hex_value(*l)),
+            _ => None,
+        };
+        match (bytes[i], escaped) {
+            (_, Some((h, l))) => {
+                out.push(h << 4 | l);
+                i += 2;
             }
-            b => out.push(b),
+            (b'+', None) => out.push(b' '),
+            (b, None) => out.push(b),
         }
         i += 1;
     }
-    String::from_utf8_lossy(&out).into_owned()
+    out
 }
 
 /// `url` with the query parameter `name=value`, replacing any parameter already named `name`.
 pub fn with_param(url: &str, name: &str, value: &str) -> String {
-    let (before_fragment, fragment) = match url.find('#') {
-        Some(i) => url.split_at(i),
-        None => (url, ""),
+    // split_once never slices off a char boundary, so nothing here can panic.
+    let (before_fragment, fragment) = match url.split_once('#') {
+        Some((b, f)) => (b, Some(f)),
+        None => (url, None),
     };
-    let (path, query) = match before_fragment.find('?') {
-        Some(i) => (&before_fragment[..i], Some(&before_fragment[i + 1..])),
+    let (path, query) = match before_fragment.split_once('?') {
+        Some((p, q)) => (p, Some(q)),
         None => (before_fragment, None),
     };
     let mut out = String::with_capacity(url.len() + name.len() + value.len() * 3 + 2);
     out.push_str(path);
     out.push('?');
-    if let Some(query) = query {
-        for pair in query.split('&') {
-            if pair.is_empty() {
-                continue;
-            }
-            let key = pair.split('=').next().unwrap_or("");
-            if decode_component(key) == name {
-                continue;
-            }
-            out.push_str(pair);
-            out.push('&');
+    for pair in query.unwrap_or("").split('&') {
+        let key = pair.split('=').next().unwrap_or("");
+        if pair.is_empty() || decode_component(key) == name.as_bytes() {
+            continue;
         }
+        out.push_str(pair);
+        out.push('&');
     }
     out.push_str(&encode_component(name));
     out.push('=');
     out.push_str(&encode_component(value));
-    out.push_str(fragment);
+    if let Some(fragment) = fragment {
+        out.push('#');
+        out.push_str(fragment);
+    }
     out
 }

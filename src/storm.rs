@@ -21,8 +21,10 @@
 //! assert_eq!(out.connected, 1000);
 //! ```
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use alloc::collections::BinaryHeap;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::cmp::Reverse;
 
 use crate::ladder::{Ladder, LadderConfig, Random, SplitMix64, Strategy};
 

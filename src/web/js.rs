@@ -1,7 +1,9 @@
 //! Small pieces of JavaScript glue: listener guards, typed reads of option objects, errors, user calls.
 
+use alloc::string::String;
 use js_sys::{Function, Object, Reflect};
 use wasm_bindgen::closure::Closure;
+use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Event, EventTarget};
 
@@ -36,6 +38,44 @@ impl Drop for Listener {
         let _ = self
             .target
             .remove_event_listener_with_callback(&self.kind, self.closure.as_ref().unchecked_ref());
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    // Globals in windows, workers and Node alike; Node's setTimeout returns an object, not a number.
+    #[wasm_bindgen(js_name = setTimeout)]
+    fn set_timeout(handler: &Function, ms: i32) -> JsValue;
+    #[wasm_bindgen(js_name = clearTimeout)]
+    fn clear_timeout(id: &JsValue);
+}
+
+/// A pending `setTimeout` with one owner: cancelled when dropped (the shape of gloo's `Timeout`, without
+/// its `std` dependency).
+#[must_use = "a Timeout is cancelled when dropped"]
+pub(crate) struct Timeout {
+    id: JsValue,
+    _closure: Closure<dyn FnMut()>,
+}
+
+impl Timeout {
+    /// Calls `f` once after `ms` milliseconds (at most 2147483647, which the ladder guarantees).
+    pub(crate) fn new(ms: u32, f: impl FnOnce() + 'static) -> Self {
+        let closure = Closure::once(f);
+        let id = set_timeout(
+            closure.as_ref().unchecked_ref(),
+            ms.min(i32::MAX as u32) as i32,
+        );
+        Timeout {
+            id,
+            _closure: closure,
+        }
+    }
+}
+
+impl Drop for Timeout {
+    fn drop(&mut self) {
+        clear_timeout(&self.id);
     }
 }
 

@@ -9,7 +9,8 @@ mod storm;
 #[cfg(feature = "demo")]
 pub use storm::StormSim;
 
-use std::rc::Rc;
+use alloc::rc::Rc;
+use alloc::string::String;
 
 use js_sys::Function;
 use wasm_bindgen::prelude::*;

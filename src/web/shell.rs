@@ -9,16 +9,17 @@
 //! Reentrancy: commands go through a queue drained in order. No `RefCell` borrow is held while user code
 //! runs, so `close()` and `reconnectNow()` work from inside any callback.
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::rc::Rc;
+use alloc::collections::VecDeque;
+use alloc::rc::Rc;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
 
-use gloo_timers::callback::Timeout;
 use js_sys::Function;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{Event, EventSource, EventSourceInit, EventTarget, MessageEvent};
 
-use super::js::{self, Listener};
+use super::js::{self, Listener, Timeout};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Input, Machine, Status};
 use crate::{options, resume};
@@ -470,7 +471,7 @@ impl Shared {
     /// Closes for good: the source, the timer and the page listeners go.
     pub(crate) fn close(self: &Rc<Self>) {
         self.feed(Input::Close, None);
-        let page = std::mem::take(&mut self.core.borrow_mut().page);
+        let page = core::mem::take(&mut self.core.borrow_mut().page);
         drop(page);
     }
 

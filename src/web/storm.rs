@@ -1,5 +1,7 @@
 //! The storm simulator for the demo page (cargo feature `demo`; not in the library's own package).
 
+use alloc::string::String;
+use alloc::vec::Vec;
 use wasm_bindgen::prelude::*;
 
 use super::js;

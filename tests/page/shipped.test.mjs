@@ -1,0 +1,53 @@
+// The package as shipped (pkg/: no_std, lol_alloc, a trap on panic) in a real page: a thousand reconnect
+// cycles against the fault-injecting server leave the wasm memory flat. The browser tests under
+// wasm-pack test run the same code with std's allocator; this checks the allocator users actually get.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startDevServer } from '../../www/server.mjs';
+import { startServer } from '../server/sse-server.mjs';
+import { launch, pageWithErrors } from './browser.mjs';
+
+let dev, sse, browser;
+before(async () => {
+  dev = await startDevServer({ port: 0 });
+  sse = await startServer();
+  browser = await launch();
+});
+after(async () => {
+  await browser?.close();
+  await dev?.close();
+  await sse?.close();
+});
+
+test('the shipped build: 1,000 reconnect cycles, memory flat, one connection at a time', async () => {
+  const { page, errors } = await pageWithErrors(browser);
+  await page.goto(`${dev.url}/pkg/package.json`); // any same-origin document will do
+  await fetch(`${sse.url}/plan?c=shipped&then=events:1`);
+  const r = await page.evaluate(async (sseUrl) => {
+    const lib = await import('/pkg/index.js');
+    const wasm = await (await import('/pkg/managed_eventsource.js')).default(); // already loaded: its exports
+    const memory = () => wasm.memory.buffer.byteLength;
+    let opens = 0, messages = 0, before = 0;
+    const t0 = performance.now();
+    const es = new lib.ManagedEventSource(`${sseUrl}/sse?c=shipped`, { jitter: 'none', baseMs: 0 });
+    es.onmessage = () => messages++;
+    await new Promise((done) => {
+      es.onopen = () => {
+        opens++;
+        if (opens === 100) before = memory();
+        if (opens === 1100) done();
+      };
+    });
+    const after = memory();
+    es.close();
+    return { opens, messages, before, after, status: es.status, seconds: (performance.now() - t0) / 1000 };
+  }, sse.url);
+  const log = await (await fetch(`${sse.url}/log?c=shipped`)).json();
+  console.log(`shipped build: ${r.opens} cycles in ${r.seconds.toFixed(1)} s; wasm memory ${r.before} -> ${r.after} bytes`);
+  assert.equal(r.status, 'closed');
+  assert.ok(r.messages >= 1099, `${r.messages} messages`);
+  assert.ok(r.after <= r.before + 65536, `memory grew from ${r.before} to ${r.after}`);
+  assert.ok(log.maxOpen <= 1, 'never two connections at once');
+  assert.deepEqual(errors, []);
+  await page.close();
+});
