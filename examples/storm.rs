@@ -177,19 +177,8 @@ fn seed_004() -> Table {
     let rows = [Strategy::None, Strategy::Full, Strategy::Decorrelated]
         .iter()
         .map(|&strategy| {
-            let mut s = Scenario::new(150, strategy);
-            s.ladder = LadderConfig {
-                strategy,
-                base_ms: 300.0,
-                max_ms: 30_000.0,
-                ..LadderConfig::default()
-            };
-            s.tick_ms = 100;
+            let mut s = Scenario::ticked(150, strategy, 300.0, 12, 100);
             s.bucket_ms = 100;
-            s.admission = Admission::PerWindow {
-                capacity: 12,
-                window_ms: 100,
-            };
             let out = simulate(&s);
             vec![
                 strategy.as_str().to_string(),

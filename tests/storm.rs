@@ -161,15 +161,8 @@ fn hinted_clients_never_come_back_before_the_hint() {
 
 #[test]
 fn seed_004_ticks_quantise_attempts() {
-    let mut s = scenario(150, Strategy::Full);
-    s.ladder.base_ms = 300.0;
-    s.ladder.max_ms = 30_000.0;
-    s.tick_ms = 100;
+    let mut s = Scenario::ticked(150, Strategy::Full, 300.0, 12, 100);
     s.bucket_ms = 100;
-    s.admission = Admission::PerWindow {
-        capacity: 12,
-        window_ms: 100,
-    };
     let out = simulate(&s);
     assert_eq!(out.connected, 150);
     assert!(out.admitted.iter().all(|&a| a <= 12));
@@ -220,4 +213,53 @@ fn stepping_agrees_with_running() {
     }
     assert_eq!(sim.outcome(), &whole);
     assert!(sim.states().iter().all(|&c| c as u8 == 1));
+}
+
+#[test]
+fn delays_far_beyond_the_near_ring_keep_their_order() {
+    // Caps of hours, so most attempts are parked in the far heap rather than the millisecond ring.
+    for strategy in [Strategy::None, Strategy::Full, Strategy::Decorrelated] {
+        let mut s = scenario(1, strategy);
+        s.ladder = LadderConfig {
+            strategy,
+            base_ms: 1000.0,
+            factor: 10.0,
+            max_ms: 2.0e9,
+            ..LadderConfig::default()
+        };
+        s.outage_ms = 1_000_000_000;
+        s.horizon_ms = u64::MAX;
+        s.seed = 4;
+        let out = simulate(&s);
+        let mut ladder = Ladder::new(s.ladder);
+        let mut rng = SplitMix64::new(4);
+        let (mut t, mut expected) = (0u64, 0u64);
+        loop {
+            t += ladder.next_delay(&mut rng).unwrap() as u64;
+            if t >= s.outage_ms {
+                break;
+            }
+            expected += 1;
+        }
+        assert_eq!(out.attempts_during_outage, expected, "{strategy:?}");
+        assert_eq!(
+            out.all_connected_ms,
+            Some(t),
+            "{strategy:?}: connects on the first attempt after"
+        );
+    }
+    // A population split between near and far attempts: stepping second by second, which drains and
+    // refills the ring at every boundary, gives exactly what one run gives.
+    let mut s = scenario(5_000, Strategy::Full);
+    s.ladder.max_ms = 600_000.0;
+    s.outage_ms = 900_000;
+    let whole = simulate(&s);
+    let mut sim = Simulation::new(s);
+    let mut t = 0;
+    while !sim.finished() {
+        t += 1000;
+        sim.advance_to(t);
+    }
+    assert_eq!(sim.outcome(), &whole);
+    assert_eq!(whole.connected, 5_000);
 }

@@ -744,3 +744,89 @@ async fn a_retry_hint_event_makes_the_next_reconnect_wait_at_least_that_long() {
     assert_eq!(retries(&onretry), [(1, 20)]);
     es.close();
 }
+
+#[wasm_bindgen_test]
+async fn every_kind_of_failure_goes_through_the_ladder() {
+    // A 404 must not be retried a hundred times a second (fanout/reconnecting-eventsource issue 73):
+    // statuses, a wrong content type and a dropped socket all back off alike.
+    plan("kinds", "500,401,404,204,type,drop", "stream").await;
+    let es = open("kinds", "{ jitter: 'none', baseMs: 10, maxMs: 1000 }");
+    let onretry = recorder();
+    let onerror = recorder();
+    es.set_onretry(onretry.clone().into()).unwrap();
+    es.set_onerror(onerror.clone().into()).unwrap();
+    assert!(until(8000, || es.status() == "open").await);
+    assert_eq!(
+        retries(&onretry),
+        [(1, 10), (2, 20), (3, 40), (4, 80), (5, 160), (6, 320)]
+    );
+    assert_eq!(calls(&onerror).len(), 6, "each failure reported once");
+    let log = log("kinds").await;
+    assert_eq!(
+        log.attempts.len(),
+        7,
+        "one request per attempt, none repeated by the browser"
+    );
+    for (i, pair) in log.attempts.windows(2).enumerate() {
+        let wanted = 10.0 * 2f64.powi(i as i32);
+        assert!(
+            pair[1].t - pair[0].t >= wanted - 5.0,
+            "attempt {}: {} ms",
+            i + 1,
+            pair[1].t - pair[0].t
+        );
+    }
+    es.close();
+}
+
+#[wasm_bindgen_test]
+async fn an_outage_that_refuses_connections_is_ridden_out_and_resumed() {
+    plan("outage", "", "stream").await;
+    let es = open(
+        "outage",
+        "{ lastEventIdParam: 'lastEventId', baseMs: 100, maxMs: 400 }",
+    );
+    let onmessage = recorder();
+    let onstatus = recorder();
+    es.set_onmessage(onmessage.clone().into()).unwrap();
+    es.set_onstatus(onstatus.clone().into()).unwrap();
+    assert!(until(3000, || calls(&onmessage).len() >= 3).await);
+    // The server stops listening for 1.2 s: open streams drop and new connections are refused.
+    get_json(format!("{SERVER}/outage?ms=1200")).await;
+    assert!(until(3000, || es.status() == "reconnecting").await);
+    let t0 = now();
+    assert!(until(8000, || es.status() == "open").await);
+    assert!(
+        now() - t0 >= 1000.0,
+        "back only once the server listens again"
+    );
+    let heard = calls(&onmessage).len();
+    assert!(until(3000, || calls(&onmessage).len() >= heard + 3).await);
+    es.close();
+    let ids: Vec<u32> = calls(&onmessage)
+        .iter()
+        .map(|m| get(m, "lastEventId").as_string().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(
+        ids,
+        (1..=ids.len() as u32).collect::<Vec<_>>(),
+        "no event lost or repeated"
+    );
+    assert_eq!(
+        strings(&onstatus),
+        ["open", "reconnecting", "open", "closed"]
+    );
+}
+
+#[wasm_bindgen_test]
+async fn a_stalled_stream_stays_connected_until_closed() {
+    // Headers then silence: the browser sees an open stream, and so do we (no watchdog yet).
+    plan("stall", "stall", "stream").await;
+    let es = open("stall", "{ baseMs: 20 }");
+    assert!(until(3000, || es.status() == "open").await);
+    sleep(300).await;
+    assert_eq!(es.status(), "open");
+    assert_eq!(log("stall").await.attempts.len(), 1);
+    es.close();
+    assert_eq!(es.ready_state(), 2);
+}

@@ -5,9 +5,8 @@ use alloc::vec::Vec;
 use wasm_bindgen::prelude::*;
 
 use super::js;
-use crate::ladder::LadderConfig;
 use crate::options::{parse_jitter, OptionError, Options};
-use crate::storm::{Admission, ClientState, Scenario, Simulation};
+use crate::storm::{ClientState, Scenario, Simulation};
 
 /// Seed 004's model, stepped one server tick at a time.
 #[wasm_bindgen]
@@ -42,21 +41,16 @@ impl StormSim {
                 "and tickMs must be at least 1",
             )));
         }
+        // The same rules as the client's options, so bad slider values get the same errors.
         let options = Options {
             jitter: parse_jitter(&strategy).map_err(js::option_error)?,
             base_ms,
-            max_ms: 30_000.0f64.max(base_ms),
             ..Options::default()
         };
-        let ladder: LadderConfig = options.validate().map_err(js::option_error)?;
-        let mut scenario = Scenario::new(clients, ladder.strategy);
-        scenario.ladder = ladder;
-        scenario.tick_ms = tick_ms as u64;
+        options.validate().map_err(js::option_error)?;
+        let mut scenario =
+            Scenario::ticked(clients, options.jitter, base_ms, capacity, tick_ms as u64);
         scenario.bucket_ms = 1000;
-        scenario.admission = Admission::PerWindow {
-            capacity,
-            window_ms: tick_ms as u64,
-        };
         scenario.seed = seed as u64;
         let mut sim = Simulation::new(scenario);
         sim.record(true);
