@@ -4,6 +4,8 @@
 //
 //   pkg/index.js   browsers and bundlers; also `<script type="module">` straight from a page
 //   pkg/node.js    Node (with an EventSource global) and other runtimes without fetch for file URLs
+//   pkg/managed-eventsource.global.js   a classic `<script src>`: defines `managedEventSource.ready`, a
+//                  promise of the API (wasm-bindgen's no-modules glue, with its own copy of the wasm)
 //
 // It also builds pkg-demo/: the same crate with the `demo` feature (the storm simulator in wasm), which
 // only the demo pages load, so that the library's package does not carry it.
@@ -12,7 +14,7 @@
 //   node scripts/build.mjs --if-missing  build only when pkg/ is older than the sources
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -58,6 +60,40 @@ function optimize(wasm) {
     wasm,
   ]);
   say(`wasm-opt -Oz ${wasm.slice(root.length + 1)}: ${before} -> ${statSync(wasm).size} bytes`);
+}
+
+/** The classic-script flavour, from the wasm that wasm-pack just compiled (before the demo build replaces it). */
+function buildClassic() {
+  const name = 'managed-eventsource.global';
+  const tmp = join(root, 'target', 'classic');
+  rmSync(tmp, { recursive: true, force: true });
+  run('wasm-bindgen', ['--target', 'no-modules', '--out-dir', tmp, '--out-name', 'classic', join(root, 'target', 'wasm32-unknown-unknown', 'release', 'managed_eventsource.wasm')]);
+  const glue = readFileSync(join(tmp, 'classic.js'), 'utf8');
+  // Wrapped, so the glue's own global `wasm_bindgen` stays private; it reads document.currentScript while
+  // this runs, and loads the wasm from beside the script.
+  const wrapped = `// managed-eventsource for a classic <script src>: managedEventSource.ready resolves to the API.
+(function (root) {
+${glue}
+var api = wasm_bindgen;
+root.managedEventSource = { ready: api().then(function () { return api; }) };
+})(typeof self !== 'undefined' ? self : globalThis);
+`;
+  writeFileSync(join(tmp, 'wrapped.js'), wrapped);
+  run(join(root, 'node_modules', '.bin', 'esbuild'), [join(tmp, 'wrapped.js'), '--minify', '--target=es2020', '--log-level=warning', `--outfile=${join(pkg, `${name}.js`)}`]);
+  // The glue looks for its wasm at its own URL with .js replaced by _bg.wasm.
+  const wasm = ['classic_bg.wasm', 'classic.wasm'].map((f) => join(tmp, f)).find(existsSync);
+  copyFileSync(wasm, join(pkg, `${name}_bg.wasm`));
+  optimize(join(pkg, `${name}_bg.wasm`));
+  writeFileSync(
+    join(pkg, `${name}.d.ts`),
+    `// The global that pkg/${name}.js defines.
+declare global {
+  const managedEventSource: { ready: Promise<typeof import('./managed_eventsource.js')> };
+}
+export {};
+`,
+  );
+  say(`pkg/${name}.js ready for a classic <script> tag`);
 }
 
 function buildDemo() {
@@ -124,10 +160,13 @@ export * from './managed_eventsource.js';
       './raw': { types: './managed_eventsource.d.ts', default: './managed_eventsource.js' },
       './managed_eventsource_bg.wasm': './managed_eventsource_bg.wasm',
     },
-    files: ['index.js', 'index.d.ts', 'node.js', 'node.d.ts', 'managed_eventsource.js', 'managed_eventsource.d.ts', 'managed_eventsource_bg.wasm', 'managed_eventsource_bg.wasm.d.ts'],
+    files: ['index.js', 'index.d.ts', 'node.js', 'node.d.ts', 'managed_eventsource.js', 'managed_eventsource.d.ts', 'managed_eventsource_bg.wasm', 'managed_eventsource_bg.wasm.d.ts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global_bg.wasm'],
+    unpkg: './managed-eventsource.global.js',
+    jsdelivr: './managed-eventsource.global.js',
     sideEffects: ['./index.js', './node.js'],
   };
   writeFileSync(join(pkg, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
+  buildClassic();
   say(`pkg/ ready: ${manifest.name}@${manifest.version}`);
   buildDemo();
 }

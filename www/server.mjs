@@ -3,6 +3,7 @@
 //
 //   GET /                       the live stream console (www/index.html)
 //   GET /storm.html             the reconnect storm, drawn from the wasm simulator
+//   GET /classic.html           the package from a classic <script> tag
 //   GET /pkg/...                the built npm package
 //   GET /api/stream             SSE: a numbered event every second; replay after Last-Event-ID or
 //                               ?lastEventId=; a jittered retry: per connection (seed 001, step 1)
@@ -152,6 +153,8 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
         return file(res, '/www/index.html');
       case '/storm.html':
         return file(res, '/www/storm.html');
+      case '/classic.html':
+        return file(res, '/www/classic.html');
       case '/api/stream':
         return stream(req, res, url);
       case '/api/outage': {
