@@ -1,5 +1,6 @@
 // Shared by the page tests: the system Chromium through playwright-core (Playwright cannot download its
 // own browser here), with the flags a closed network and a root user need.
+import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
@@ -38,4 +39,23 @@ export async function pageWithErrors(browser) {
     }
   });
   return { page, errors };
+}
+
+/** Registers before/after hooks that start a browser and the servers a test file needs, and stop them.
+ * `dev`: options for the development server (www/server.mjs); `sse`: start the fault-injecting server. */
+export function setUp({ dev, sse = false } = {}) {
+  const ctx = {};
+  before(async () => {
+    const { startDevServer } = await import('../../www/server.mjs');
+    const { startServer } = await import('../server/sse-server.mjs');
+    if (dev) ctx.dev = await startDevServer({ port: 0, ...dev });
+    if (sse) ctx.sse = await startServer();
+    ctx.browser = await launch();
+  });
+  after(async () => {
+    await ctx.browser?.close();
+    await ctx.dev?.close();
+    await ctx.sse?.close();
+  });
+  return ctx;
 }

@@ -1,34 +1,27 @@
 // The demo page, as a newcomer meets it: live stream, an outage, load shedding. Screenshots go to artifacts/.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startDevServer } from '../../www/server.mjs';
-import { launch, pageWithErrors, artifacts } from './browser.mjs';
+import { setUp, pageWithErrors, artifacts } from './browser.mjs';
 
-let server, browser;
-before(async () => {
-  server = await startDevServer({ port: 0, eventMs: 200 });
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const ctx = setUp({ dev: { eventMs: 200 } });
 
-const status = (page) => page.locator('#badge').getAttribute('data-status');
+/** Waits until the status badge shows `status`. */
+const badge = (page, status, timeout = 15000) =>
+  page.waitForFunction((s) => document.querySelector('#badge').dataset.status === s, status, { timeout });
 const counts = (page) => page.evaluate(() => window.demo.counts);
 
 test('the console goes live, survives an outage without losing an event, and shows no errors', async () => {
-  const { page, errors } = await pageWithErrors(browser);
-  await page.goto(`${server.url}/`);
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  const { page, errors } = await pageWithErrors(ctx.browser);
+  await page.goto(`${ctx.dev.url}/`);
+  await badge(page, 'open');
   await page.waitForFunction(() => window.demo.counts.received >= 3, null, { timeout: 10000 });
 
   await page.click('text=Outage 5 s');
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'reconnecting', null, { timeout: 5000 });
+  await badge(page, 'reconnecting', 5000);
   await page.screenshot({ path: join(artifacts, 'index-reconnecting.png') });
   const during = await counts(page);
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 40000 });
+  await badge(page, 'open', 40000);
   await page.waitForFunction((n) => window.demo.counts.received > n + 3, during.received, { timeout: 10000 });
 
   const c = await counts(page);
@@ -43,11 +36,11 @@ test('the console goes live, survives an outage without losing an event, and sho
 });
 
 test('with shedding on, the client waits at least what the server asked', async () => {
-  const { page, errors } = await pageWithErrors(browser);
-  await page.goto(`${server.url}/`);
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
-  await fetch(`${server.url}/api/shed?on=1&minMs=1500&spreadMs=500`);
-  const shedBefore = server.state.history.reduce((n, r) => n + r.shed, 0) + server.state.counts.shed;
+  const { page, errors } = await pageWithErrors(ctx.browser);
+  await page.goto(`${ctx.dev.url}/`);
+  await badge(page, 'open');
+  await fetch(`${ctx.dev.url}/api/shed?on=1&minMs=1500&spreadMs=500`);
+  const shedBefore = ctx.dev.state.history.reduce((n, r) => n + r.shed, 0) + ctx.dev.state.counts.shed;
   // Time, in the page, from the server's hint to the next open.
   await page.evaluate(() => {
     const t = (window.__times = {});
@@ -62,11 +55,11 @@ test('with shedding on, the client waits at least what the server asked', async 
   const wait = Number(lines.find((l) => l.startsWith('attempt')).match(/wait\s+(\d+) ms/)[1]);
   assert.ok(hint >= 1500 && hint <= 2000, `hint ${hint}`);
   assert.ok(wait >= hint, `waited ${wait} ms though the server asked for ${hint}`);
-  await fetch(`${server.url}/api/shed?on=0`);
+  await fetch(`${ctx.dev.url}/api/shed?on=0`);
   await page.waitForFunction(() => window.__times.open, null, { timeout: 15000 });
   const { hint: hintAt, open: openAt } = await page.evaluate(() => window.__times);
   assert.ok(openAt - hintAt >= hint, `came back ${openAt - hintAt} ms after a hint of ${hint} ms`);
-  const shedAfter = server.state.history.reduce((n, r) => n + r.shed, 0) + server.state.counts.shed;
+  const shedAfter = ctx.dev.state.history.reduce((n, r) => n + r.shed, 0) + ctx.dev.state.counts.shed;
   assert.ok(shedAfter > shedBefore, 'the server shed the connection');
   assert.equal((await counts(page)).lost, 0);
   assert.deepEqual(errors, []);
@@ -74,9 +67,9 @@ test('with shedding on, the client waits at least what the server asked', async 
 });
 
 test('bad options show a typed error, and the Retry button revives a failed stream', async () => {
-  const { page, errors } = await pageWithErrors(browser);
-  await page.goto(`${server.url}/`);
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  const { page, errors } = await pageWithErrors(ctx.browser);
+  await page.goto(`${ctx.dev.url}/`);
+  await badge(page, 'open');
   await page.fill('input[name=baseMs]', '-5');
   await page.click('text=Apply (reconnects)');
   assert.match(await page.locator('#option-error').textContent(), /^RangeError: .*baseMs/);
@@ -84,14 +77,14 @@ test('bad options show a typed error, and the Retry button revives a failed stre
   await page.fill('input[name=baseMs]', '50');
   await page.fill('input[name=maxAttempts]', '2');
   await page.click('text=Apply (reconnects)');
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
-  await fetch(`${server.url}/api/outage?seconds=3`);
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'failed', null, { timeout: 15000 });
+  await badge(page, 'open');
+  await fetch(`${ctx.dev.url}/api/outage?seconds=3`);
+  await badge(page, 'failed');
   assert.equal(await page.locator('#badge').textContent(), 'offline');
   await page.screenshot({ path: join(artifacts, 'index-offline.png') });
   await new Promise((r) => setTimeout(r, 3200));
   await page.click('#retry');
-  await page.waitForFunction(() => document.querySelector('#badge').dataset.status === 'open', null, { timeout: 15000 });
+  await badge(page, 'open');
   assert.deepEqual(errors, []);
   await page.close();
 });

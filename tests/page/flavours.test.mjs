@@ -1,23 +1,14 @@
 // The package's other ways in: a classic <script src> (no modules, no bundler), and a Web Worker, where
 // there is no window and no document.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDevServer } from '../../www/server.mjs';
-import { launch, pageWithErrors } from './browser.mjs';
+import { setUp, pageWithErrors } from './browser.mjs';
 
-let dev, browser;
-before(async () => {
-  dev = await startDevServer({ port: 0, eventMs: 100 });
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await dev?.close();
-});
+const ctx = setUp({ dev: { eventMs: 100 } });
 
 test('a classic script tag gets the API from managedEventSource.ready, and leaks no other global', async () => {
-  const { page, errors } = await pageWithErrors(browser);
-  await page.goto(`${dev.url}/classic.html`);
+  const { page, errors } = await pageWithErrors(ctx.browser);
+  await page.goto(`${ctx.dev.url}/classic.html`);
   await page.waitForFunction(() => document.querySelectorAll('#events li').length >= 3, null, { timeout: 15000 });
   assert.equal(await page.locator('#status').textContent(), 'open');
   const globals = await page.evaluate(() => ({
@@ -31,8 +22,8 @@ test('a classic script tag gets the API from managedEventSource.ready, and leaks
 });
 
 test('in a Web Worker (no window, no document) the client streams and reconnects', async () => {
-  const { page, errors } = await pageWithErrors(browser);
-  await page.goto(`${dev.url}/pkg/package.json`); // a same-origin document to start the worker from
+  const { page, errors } = await pageWithErrors(ctx.browser);
+  await page.goto(`${ctx.dev.url}/pkg/package.json`); // a same-origin document to start the worker from
   const result = await page.evaluate(async (origin) => {
     const source = `
       const lib = await import('${origin}/pkg/index.js');
@@ -56,7 +47,7 @@ test('in a Web Worker (no window, no document) the client streams and reconnects
       worker.onerror = (e) => reject(new Error(e.message));
       setTimeout(() => reject(new Error('worker timed out')), 20000);
     });
-  }, dev.url);
+  }, ctx.dev.url);
   assert.equal(result.hasDocument, false);
   assert.equal(result.hasWindow, false);
   assert.deepEqual(result.ids, result.ids.map((_, i) => result.ids[0] + i), 'resumed after the outage without a gap');

@@ -1,28 +1,16 @@
 // The package as shipped (pkg/: no_std, lol_alloc, a trap on panic) in a real page: a thousand reconnect
 // cycles against the fault-injecting server leave the wasm memory flat. The browser tests under
 // wasm-pack test run the same code with std's allocator; this checks the allocator users actually get.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startDevServer } from '../../www/server.mjs';
-import { startServer } from '../server/sse-server.mjs';
-import { launch, pageWithErrors } from './browser.mjs';
+import { setUp, pageWithErrors } from './browser.mjs';
 
-let dev, sse, browser;
-before(async () => {
-  dev = await startDevServer({ port: 0 });
-  sse = await startServer();
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await dev?.close();
-  await sse?.close();
-});
+const ctx = setUp({ dev: {}, sse: true });
 
 test('the shipped build: 1,000 reconnect cycles, memory flat, one connection at a time', async () => {
-  const { page, errors } = await pageWithErrors(browser);
-  await page.goto(`${dev.url}/pkg/package.json`); // any same-origin document will do
-  await fetch(`${sse.url}/plan?c=shipped&then=events:1`);
+  const { page, errors } = await pageWithErrors(ctx.browser);
+  await page.goto(`${ctx.dev.url}/pkg/package.json`); // any same-origin document will do
+  await fetch(`${ctx.sse.url}/plan?c=shipped&then=events:1`);
   const r = await page.evaluate(async (sseUrl) => {
     const lib = await import('/pkg/index.js');
     const wasm = await (await import('/pkg/managed_eventsource.js')).default(); // already loaded: its exports
@@ -41,8 +29,8 @@ test('the shipped build: 1,000 reconnect cycles, memory flat, one connection at 
     const after = memory();
     es.close();
     return { opens, messages, before, after, status: es.status, seconds: (performance.now() - t0) / 1000 };
-  }, sse.url);
-  const log = await (await fetch(`${sse.url}/log?c=shipped`)).json();
+  }, ctx.sse.url);
+  const log = await (await fetch(`${ctx.sse.url}/log?c=shipped`)).json();
   console.log(`shipped build: ${r.opens} cycles in ${r.seconds.toFixed(1)} s; wasm memory ${r.before} -> ${r.after} bytes`);
   assert.equal(r.status, 'closed');
   assert.ok(r.messages >= 1099, `${r.messages} messages`);

@@ -1,23 +1,14 @@
 // The storm page: seed 004's simulation drawn from the wasm simulator, run with each strategy.
-import { test, before, after } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { startDevServer } from '../../www/server.mjs';
-import { launch, pageWithErrors, artifacts } from './browser.mjs';
+import { setUp, pageWithErrors, artifacts } from './browser.mjs';
 
-let server, browser;
-before(async () => {
-  server = await startDevServer({ port: 0 });
-  browser = await launch();
-});
-after(async () => {
-  await browser?.close();
-  await server?.close();
-});
+const ctx = setUp({ dev: {} });
 
 test('every strategy reconnects all clients, and jitter beats lock-step', async () => {
-  const { page, errors } = await pageWithErrors(browser);
-  await page.goto(`${server.url}/storm.html`);
+  const { page, errors } = await pageWithErrors(ctx.browser);
+  await page.goto(`${ctx.dev.url}/storm.html`);
   await page.waitForFunction(() => window.storm?.sim, null, { timeout: 15000 });
   // Mid-storm, at 1x: clients backing off, requests in flight.
   await page.selectOption('#speed', '1');
