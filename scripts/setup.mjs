@@ -1,10 +1,11 @@
 // Idempotent set-up shared by `npm start`, `npm test` and CI: installs what is missing and says so.
 //
 //   node scripts/setup.mjs            Rust wasm target, wasm-pack, wasm-bindgen CLI, npm packages
-//   node scripts/setup.mjs --browser  also finds Chromium and chromedriver (for the tests)
+//   node scripts/setup.mjs --browser  also finds Chromium, chromedriver and Firefox, and installs
+//                                     geckodriver with cargo when it is missing (for the tests)
 //
-// A first run on a fresh machine compiles wasm-pack and wasm-bindgen-cli from crates.io: about
-// 8 minutes on two cores. Later runs take a second.
+// A first run on a fresh machine compiles wasm-pack, wasm-bindgen-cli and geckodriver from crates.io:
+// about 12 minutes on two cores. Later runs take a second.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
@@ -45,11 +46,12 @@ export function lockedWasmBindgen() {
   return m[1];
 }
 
-/** Chromium and chromedriver, or a message that says what to install. */
-export function findBrowser() {
+/** The browsers and drivers on PATH. */
+export function findBrowsers() {
   const chrome = ['chromium', 'chromium-browser', 'google-chrome'].map(which).find(Boolean);
   const driver = which('chromedriver');
-  return { chrome, driver };
+  const firefox = ['firefox', 'firefox-esr'].map(which).find(Boolean);
+  return { chrome, driver, firefox };
 }
 
 function setup({ browser }) {
@@ -92,15 +94,22 @@ function setup({ browser }) {
   }
 
   if (browser) {
-    const { chrome, driver } = findBrowser();
-    if (!chrome || !driver) {
+    const { chrome, driver, firefox } = findBrowsers();
+    if (!chrome || !driver || !firefox) {
       fail(
-        'Chromium and chromedriver are needed for the browser tests and were not found on PATH.\n' +
-          '         On Debian or Ubuntu: sudo apt-get install -y chromium chromium-driver\n' +
-          '         (their versions must match; Playwright and wasm-pack cannot download a browser here).',
+        'Chromium with chromedriver, and Firefox, are needed for the browser tests; missing: ' +
+          [!chrome && 'chromium', !driver && 'chromedriver', !firefox && 'firefox'].filter(Boolean).join(', ') +
+          '.\n         On Debian or Ubuntu: sudo apt-get install -y chromium chromium-driver firefox-esr\n' +
+          '         (Playwright and wasm-pack cannot download a browser here).',
       );
     }
-    say(`browser: ${chrome}, driver: ${driver}`);
+    if (!output('geckodriver', ['--version'])) {
+      // The npm package and wasm-pack would download a prebuilt geckodriver, which fails offline.
+      if (!run('cargo', ['install', 'geckodriver', '--locked'], 'compiling geckodriver from crates.io (about 4 minutes, once)')) {
+        fail('could not install geckodriver with cargo');
+      }
+    }
+    say(`browsers: ${chrome} with ${driver}; ${firefox} with ${which('geckodriver')}`);
   }
   say('ready');
 }

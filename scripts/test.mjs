@@ -1,8 +1,9 @@
 // `npm test`: sets up what is missing, then runs every check in order and ends with one summary line.
 //
 //   formatting, clippy (host and wasm32), native tests (cargo test), browser tests
-//   (wasm-pack test --headless --chrome against tests/server/sse-server.mjs), the npm package build,
-//   and the page tests (node:test + playwright-core driving the system Chromium).
+//   (wasm-pack test --headless, in Chromium and in Firefox, against tests/server/sse-server.mjs), the npm
+//   package build, and the page tests (node:test; playwright-core drives the system Chromium, a small
+//   WebDriver client drives Firefox through geckodriver).
 //
 // A first run on a fresh machine compiles wasm-pack and wasm-bindgen-cli (about 8 minutes) and the crate
 // graph for two targets (a few minutes more). It exits non-zero if anything failed.
@@ -72,7 +73,7 @@ if (ready) {
   await step('cargo clippy (host) -D warnings', cargo('clippy', '--all-targets', '--', '-D', 'warnings'));
   await step('cargo clippy (wasm32) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--', '-D', 'warnings'));
   await step('native tests: cargo test', cargo('test'));
-  await step('browser tests: wasm-pack test --headless --chrome', async () => {
+  await step('browser tests in Chromium: wasm-pack test --headless --chrome', async () => {
     const server = await startServer();
     console.log(`[test] SSE test server on ${server.url}`);
     try {
@@ -82,6 +83,17 @@ if (ready) {
       });
     } finally {
       figures = figures.concat(server.figures);
+      await server.close();
+    }
+  });
+  await step('browser tests in Firefox: wasm-pack test --headless --firefox', async () => {
+    const server = await startServer();
+    try {
+      return await run('wasm-pack', ['test', '--headless', '--firefox'], {
+        SSE_TEST_SERVER: server.url,
+        WASM_BINDGEN_TEST_TIMEOUT: '300',
+      });
+    } finally {
       await server.close();
     }
   });

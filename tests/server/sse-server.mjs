@@ -12,7 +12,7 @@
 // Steps (modifiers joined with '+', e.g. retry:100+events:2):
 //   200 ok | 500 | 503 | 401 | 404 | 204   answer with that status (200 'ok' streams like 'stream')
 //   type                                   200 with a wrong content type
-//   drop                                   destroy the socket without an answer (a network error)
+//   drop                                   cut the connection mid-status-line (a network error)
 //   stall                                  send the headers, then nothing
 //   events:N[:TYPE]                        send N numbered events (of TYPE), then end the response
 //   cut:N                                  send N events, then destroy the socket mid-stream
@@ -90,6 +90,9 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
       return;
     }
     if (kind === 'drop') {
+      // Cut mid-status-line: a network error to EventSource. With no byte at all, browsers may re-send
+      // the request by themselves (Firefox does even on a fresh connection), hiding the failure.
+      req.socket.end('HTTP/1.1 200');
       req.socket.destroy();
       return;
     }
