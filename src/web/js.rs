@@ -145,43 +145,39 @@ pub(crate) fn object_or_absent(obj: &JsValue, err: &'static str) -> Result<(), J
     }
 }
 
-pub(crate) fn number(obj: &JsValue, key: &'static str, default: f64) -> Result<f64, JsValue> {
+/// Property `key` of `obj` read with `convert`: `None` when absent, a `TypeError` naming the option (with
+/// `rule`) when present but of the wrong type.
+fn typed<T>(
+    obj: &JsValue,
+    key: &'static str,
+    rule: &'static str,
+    convert: impl FnOnce(JsValue) -> Option<T>,
+) -> Result<Option<T>, JsValue> {
     match get(obj, key) {
-        None => Ok(default),
-        Some(v) => v
-            .as_f64()
-            .ok_or_else(|| option_error(OptionError::type_error(key, "must be a number"))),
+        None => Ok(None),
+        Some(v) => convert(v)
+            .map(Some)
+            .ok_or_else(|| option_error(OptionError::type_error(key, rule))),
     }
+}
+
+pub(crate) fn number(obj: &JsValue, key: &'static str, default: f64) -> Result<f64, JsValue> {
+    Ok(typed(obj, key, "must be a number", |v| v.as_f64())?.unwrap_or(default))
 }
 
 pub(crate) fn boolean(obj: &JsValue, key: &'static str, default: bool) -> Result<bool, JsValue> {
-    match get(obj, key) {
-        None => Ok(default),
-        Some(v) => v
-            .as_bool()
-            .ok_or_else(|| option_error(OptionError::type_error(key, "must be a boolean"))),
-    }
+    Ok(typed(obj, key, "must be a boolean", |v| v.as_bool())?.unwrap_or(default))
 }
 
 pub(crate) fn string(obj: &JsValue, key: &'static str) -> Result<Option<String>, JsValue> {
-    match get(obj, key) {
-        None => Ok(None),
-        Some(v) => v
-            .as_string()
-            .map(Some)
-            .ok_or_else(|| option_error(OptionError::type_error(key, "must be a string"))),
-    }
+    typed(obj, key, "must be a string", |v| v.as_string())
 }
 
 /// A callback property: a function, or absent.
 pub(crate) fn callback(obj: &JsValue, key: &'static str) -> Result<Option<Function>, JsValue> {
-    match get(obj, key) {
-        None => Ok(None),
-        Some(v) => v
-            .dyn_into::<Function>()
-            .map(Some)
-            .map_err(|_| option_error(OptionError::type_error(key, "must be a function"))),
-    }
+    typed(obj, key, "must be a function", |v| {
+        v.dyn_into::<Function>().ok()
+    })
 }
 
 /// A plain object `{ key: value, ... }` with number values.
