@@ -67,36 +67,30 @@ async function step(name, fn) {
 
 const cargo = (...args) => () => run('cargo', args);
 
+/** The wasm-bindgen browser tests in one browser, against a fresh fault-injecting server on loopback. */
+async function browserTests(browser) {
+  const server = await startServer();
+  console.log(`[test] SSE test server on ${server.url}`);
+  try {
+    return await run('wasm-pack', ['test', '--headless', `--${browser}`], {
+      SSE_TEST_SERVER: server.url,
+      WASM_BINDGEN_TEST_TIMEOUT: '300',
+    });
+  } finally {
+    figures = figures.concat(server.figures.map((f) => ({ ...f, name: `${browser}: ${f.name}` })));
+    await server.close();
+  }
+}
+
 const ready = await step('set-up', () => run('node', ['scripts/setup.mjs', '--browser']));
 if (ready) {
   await step('cargo fmt --check', cargo('fmt', '--check'));
   await step('cargo clippy (host) -D warnings', cargo('clippy', '--all-targets', '--', '-D', 'warnings'));
   await step('cargo clippy (wasm32) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--', '-D', 'warnings'));
   await step('native tests: cargo test', cargo('test'));
-  await step('browser tests in Chromium: wasm-pack test --headless --chrome', async () => {
-    const server = await startServer();
-    console.log(`[test] SSE test server on ${server.url}`);
-    try {
-      return await run('wasm-pack', ['test', '--headless', '--chrome'], {
-        SSE_TEST_SERVER: server.url,
-        WASM_BINDGEN_TEST_TIMEOUT: '300',
-      });
-    } finally {
-      figures = figures.concat(server.figures);
-      await server.close();
-    }
-  });
-  await step('browser tests in Firefox: wasm-pack test --headless --firefox', async () => {
-    const server = await startServer();
-    try {
-      return await run('wasm-pack', ['test', '--headless', '--firefox'], {
-        SSE_TEST_SERVER: server.url,
-        WASM_BINDGEN_TEST_TIMEOUT: '300',
-      });
-    } finally {
-      await server.close();
-    }
-  });
+  for (const browser of ['chrome', 'firefox']) {
+    await step(`browser tests in ${browser}: wasm-pack test --headless --${browser}`, () => browserTests(browser));
+  }
   const built = await step('npm package: node scripts/build.mjs', () => run('node', ['scripts/build.mjs']));
   if (built) {
     await step('size report: node scripts/size.mjs', () => run('node', ['scripts/size.mjs']));
@@ -108,7 +102,7 @@ if (ready) {
 
 if (figures.length) {
   console.log('\n=== figures measured by the browser tests');
-  for (const f of figures) console.log(`${f.name.padEnd(44)} ${f.value}`);
+  for (const f of figures) console.log(`${f.name.padEnd(52)} ${f.value}`);
 }
 
 console.log('\n=== summary');
