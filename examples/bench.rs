@@ -66,7 +66,10 @@ fn main() {
         },
         Input::TimerFired,
         Input::Opened,
-        Input::Event { id: String::new() },
+        Input::Seen {
+            first: String::new(),
+            last: String::new(),
+        },
     ];
     let ns = median_ns(|| {
         let mut m = Machine::new(

@@ -1,41 +1,48 @@
-// Builds the npm package into pkg/: wasm-pack (release, --target web), wasm-opt -Oz from the npm
-// package binaryen (Debian's wasm-opt 108 cannot read modules from current rustc), and two small entry
-// files that load the wasm themselves, so no user has to call init():
+// Builds the npm package into pkg/, one self-contained file per flavour, with the wasm inside:
 //
-//   pkg/index.js   browsers and bundlers; also `<script type="module">` straight from a page
-//   pkg/node.js    Node (with an EventSource global) and other runtimes without fetch for file URLs
-//   pkg/managed-eventsource.global.js   a classic `<script src>`: defines `managedEventSource.ready`, a
-//                  promise of the API (wasm-bindgen's no-modules glue, with its own copy of the wasm)
+//   pkg/index.js    ES module: browsers, bundlers (Vite, webpack, esbuild, Rollup), workers, Node
+//   pkg/index.cjs   CommonJS: require('managed-eventsource')
+//   pkg/managed-eventsource.global.js   a classic <script src>: defines the global `managedEventSource`
 //
-// It also builds pkg-demo/: the same crate with the `demo` feature (the storm simulator in wasm), which
-// only the demo pages load, so that the library's package does not carry it.
+// Steps: cargo builds the crate for wasm32 with the `small` feature (no_std, lol_alloc, a trap on panic);
+// wasm-bindgen writes the glue; scripts/wasm-names.mjs shortens the import and export names in the wasm
+// and the glue together; wasm-opt -Oz (the npm binaryen: Debian's is too old) shrinks the wasm; the wasm
+// is deflated and inlined as base64, which src/web/inflate.js decodes synchronously on first use; esbuild
+// bundles and minifies the glue, src/web/api.js and the entry into each flavour.
+//
+// It also builds pkg-demo/: the crate with the `demo` feature (the storm simulator in wasm), which only the
+// demo pages load.
 //
 //   node scripts/build.mjs               build
 //   node scripts/build.mjs --if-missing  build only when pkg/ is older than the sources
+//   node scripts/build.mjs --no-demo     skip pkg-demo/
 
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { deflateRawSync, gzipSync } from 'node:zlib';
+import { minifyNames } from './wasm-names.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'pkg');
+const work = join(root, 'target', 'pkg-build');
+const bin = (name) => join(root, 'node_modules', '.bin', name);
 const say = (msg) => console.log(`[build] ${msg}`);
+const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 
-function newest(dir) {
+function newest(path) {
+  if (!statSync(path).isDirectory()) return statSync(path).mtimeMs;
   let t = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, entry.name);
-    t = Math.max(t, entry.isDirectory() ? newest(p) : statSync(p).mtimeMs);
-  }
+  for (const entry of readdirSync(path)) t = Math.max(t, newest(join(path, entry)));
   return t;
 }
 
 function upToDate() {
   const entry = join(pkg, 'index.js');
   if (!existsSync(entry) || !existsSync(join(root, 'pkg-demo', 'demo.js'))) return false;
-  const sources = Math.max(newest(join(root, 'src')), statSync(join(root, 'Cargo.toml')).mtimeMs, statSync(join(root, 'scripts', 'build.mjs')).mtimeMs);
-  return statSync(entry).mtimeMs >= sources;
+  const inputs = ['src', 'Cargo.toml', 'Cargo.lock', 'scripts/build.mjs', 'scripts/wasm-names.mjs', 'README.md'];
+  return statSync(entry).mtimeMs >= Math.max(...inputs.map((p) => newest(join(root, p))));
 }
 
 function run(cmd, args, env = {}) {
@@ -46,103 +53,97 @@ function run(cmd, args, env = {}) {
   }
 }
 
-/** wasm-opt -Oz in place, with the features current rustc emits for wasm32-unknown-unknown. */
-function optimize(wasm) {
+/** The features current rustc emits for wasm32-unknown-unknown, which wasm-opt must accept. */
+const FEATURES = ['bulk-memory', 'mutable-globals', 'nontrapping-float-to-int', 'sign-ext', 'reference-types', 'multivalue'];
+
+/** wasm-opt -Oz in place. */
+function optimize(wasm, extra = []) {
   const before = statSync(wasm).size;
-  const features = ['bulk-memory', 'mutable-globals', 'nontrapping-float-to-int', 'sign-ext', 'reference-types', 'multivalue'];
-  run(join(root, 'node_modules', '.bin', 'wasm-opt'), [
-    '-Oz',
-    ...features.map((f) => `--enable-${f}`),
-    '--strip-debug',
-    '--strip-producers',
-    wasm,
-    '-o',
-    wasm,
-  ]);
-  say(`wasm-opt -Oz ${wasm.slice(root.length + 1)}: ${before} -> ${statSync(wasm).size} bytes`);
+  run(bin('wasm-opt'), ['-Oz', ...extra, ...FEATURES.map((f) => `--enable-${f}`), '--strip-debug', '--strip-producers', wasm, '-o', wasm]);
+  say(`wasm-opt -Oz ${relative(root, wasm)}: ${before} -> ${statSync(wasm).size} bytes`);
 }
 
-/** The classic-script flavour, from the wasm that wasm-pack just compiled (before the demo build replaces it). */
-function buildClassic() {
-  const name = 'managed-eventsource.global';
-  const tmp = join(root, 'target', 'classic');
-  rmSync(tmp, { recursive: true, force: true });
-  run('wasm-bindgen', ['--target', 'no-modules', '--out-dir', tmp, '--out-name', 'classic', join(root, 'target', 'wasm32-unknown-unknown', 'release', 'managed_eventsource.wasm')]);
-  const glue = readFileSync(join(tmp, 'classic.js'), 'utf8');
-  // Wrapped, so the glue's own global `wasm_bindgen` stays private; it reads document.currentScript while
-  // this runs, and loads the wasm from beside the script.
-  const wrapped = `// managed-eventsource for a classic <script src>: managedEventSource.ready resolves to the API.
-(function (root) {
-${glue}
-var api = wasm_bindgen;
-root.managedEventSource = { ready: api().then(function () { return api; }) };
-})(typeof self !== 'undefined' ? self : globalThis);
-`;
-  writeFileSync(join(tmp, 'wrapped.js'), wrapped);
-  run(join(root, 'node_modules', '.bin', 'esbuild'), [join(tmp, 'wrapped.js'), '--minify', '--target=es2020', '--log-level=warning', `--outfile=${join(pkg, `${name}.js`)}`]);
-  // The glue looks for its wasm at its own URL with .js replaced by _bg.wasm.
-  const wasm = ['classic_bg.wasm', 'classic.wasm'].map((f) => join(tmp, f)).find(existsSync);
-  copyFileSync(wasm, join(pkg, `${name}_bg.wasm`));
-  optimize(join(pkg, `${name}_bg.wasm`));
-  writeFileSync(
-    join(pkg, `${name}.d.ts`),
-    `// The global that pkg/${name}.js defines.
-declare global {
-  const managedEventSource: { ready: Promise<typeof import('./managed_eventsource.js')> };
+function esbuild(entry, out, args) {
+  run(bin('esbuild'), [entry, '--bundle', '--minify', '--target=es2022', '--log-level=warning', '--legal-comments=none', `--outfile=${out}`, ...args]);
 }
-export {};
-`,
+
+/** The library: wasm, glue and JavaScript half, bundled into each flavour. */
+function buildLibrary() {
+  say('cargo build --release --target wasm32-unknown-unknown --features small');
+  run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--features', 'small']);
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  run('wasm-bindgen', ['--target', 'web', '--out-dir', work, join(root, 'target', 'wasm32-unknown-unknown', 'release', 'managed_eventsource.wasm')]);
+
+  const wasmPath = join(work, 'managed_eventsource_bg.wasm');
+  const gluePath = join(work, 'managed_eventsource.js');
+  const named = minifyNames(readFileSync(wasmPath), readFileSync(gluePath, 'utf8'));
+  writeFileSync(wasmPath, named.wasm);
+  writeFileSync(gluePath, named.glue);
+  say(`shortened the wasm's import and export names: ${named.saved} bytes of wasm`);
+  optimize(wasmPath, ['--converge', '--strip-target-features']);
+
+  const wasm = readFileSync(wasmPath);
+  const deflated = deflateRawSync(wasm, { level: 9 });
+  writeFileSync(
+    join(work, 'wasm.js'),
+    `// The wasm module, deflated and base64-encoded (scripts/build.mjs).\nexport const size = ${wasm.length};\nexport const data = '${deflated.toString('base64')}';\n`,
   );
-  say(`pkg/${name}.js ready for a classic <script> tag`);
-}
+  say(`wasm ${wasm.length} bytes (gzip ${gz(wasm)}), deflated and inlined as ${Math.ceil(deflated.length / 3) * 4} characters of base64`);
 
-function buildDemo() {
-  say('wasm-pack build --features demo into pkg-demo/ (the storm simulator for the demo pages)');
-  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg-demo', '--out-name', 'demo', '--no-pack', '--', '--features', 'small,demo']);
-  optimize(join(root, 'pkg-demo', 'demo_bg.wasm'));
-}
-
-export function build() {
-  say('wasm-pack build --release --target web (the first build compiles the crate graph, about a minute)');
-  // `small`: no_std, a trap on panic and lol_alloc (see src/lib.rs).
-  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg', '--out-name', 'managed_eventsource', '--no-pack', '--', '--features', 'small']);
-
-  optimize(join(pkg, 'managed_eventsource_bg.wasm'));
-  const glue = join(pkg, 'managed_eventsource.js');
-  const unminified = statSync(glue).size;
-  run(join(root, 'node_modules', '.bin', 'esbuild'), [glue, '--minify', '--format=esm', '--target=es2020', '--log-level=warning', `--outfile=${glue}`, '--allow-overwrite']);
-  say(`esbuild --minify managed_eventsource.js: ${unminified} -> ${statSync(glue).size} bytes`);
-
+  const snippet = readdirSync(join(work, 'snippets'))[0];
+  const api = `./snippets/${snippet}/src/web/api.js`;
+  const inflate = relative(work, join(root, 'src', 'web', 'inflate.js'));
   writeFileSync(
-    join(pkg, 'index.js'),
-    `// managed-eventsource for browsers and bundlers: loads the wasm beside this file, then exports the API.
-import init from './managed_eventsource.js';
-await init({ module_or_path: new URL('./managed_eventsource_bg.wasm', import.meta.url) });
-export * from './managed_eventsource.js';
+    join(work, 'entry.js'),
+    `import { initSync, Shell } from './managed_eventsource.js';
+import { define } from '${api}';
+import { inflate } from './${inflate}';
+import { size, data } from './wasm.js';
+export { ManagedEventSource, createManagedStream } from '${api}';
+
+// The wasm is compiled on first use, synchronously: it is far below the largest module browsers compile on
+// the main thread (see the README).
+let ready = false;
+const init = () => {
+  if (!ready) initSync({ module: inflate(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
+  ready = true;
+};
+define({ shell: (...args) => (init(), new Shell(...args)) });
 `,
   );
   writeFileSync(
-    join(pkg, 'node.js'),
-    `// managed-eventsource for Node and other runtimes that cannot fetch a file URL. Needs an EventSource global.
-import { readFileSync } from 'node:fs';
-import { initSync } from './managed_eventsource.js';
-initSync({ module: readFileSync(new URL('./managed_eventsource_bg.wasm', import.meta.url)) });
-export * from './managed_eventsource.js';
+    join(work, 'global.js'),
+    `import { ManagedEventSource, createManagedStream } from './entry.js';
+export { ManagedEventSource, createManagedStream };
+/** The API is ready at once; the promise is kept for pages written against earlier versions. */
+export const ready = Promise.resolve({ ManagedEventSource, createManagedStream });
 `,
   );
-  // wasm-bindgen's unchecked_param_type replaces a parameter's whole type, optional marker included:
-  // the trailing options parameter is optional, as the Rust side (Option<JsValue>) already treats it.
-  const dts = join(pkg, 'managed_eventsource.d.ts');
-  const generated = readFileSync(dts, 'utf8');
-  const fixed = generated.replaceAll('options: Options)', 'options?: Options)');
-  if (fixed === generated) throw new Error('managed_eventsource.d.ts: no options parameter to mark optional');
-  writeFileSync(dts, fixed);
-  const types = `export * from './managed_eventsource.js';\n`;
+  rmSync(pkg, { recursive: true, force: true });
+  mkdirSync(pkg);
+  esbuild(join(work, 'entry.js'), join(pkg, 'index.js'), ['--format=esm']);
+  esbuild(join(work, 'entry.js'), join(pkg, 'index.cjs'), ['--format=cjs']);
+  esbuild(join(work, 'global.js'), join(pkg, 'managed-eventsource.global.js'), ['--format=iife', '--global-name=managedEventSource']);
+  for (const f of ['index.js', 'index.cjs', 'managed-eventsource.global.js']) {
+    const b = readFileSync(join(pkg, f));
+    say(`pkg/${f}: ${b.length} bytes, gzip ${gz(b)}`);
+  }
+}
+
+/** Types, licences, README and package.json. */
+function buildManifest() {
+  const types = readFileSync(join(root, 'src', 'web', 'index.d.ts'), 'utf8');
   writeFileSync(join(pkg, 'index.d.ts'), types);
-  writeFileSync(join(pkg, 'node.d.ts'), types);
-
+  writeFileSync(join(pkg, 'index.d.cts'), types);
+  copyFileSync(join(root, 'src', 'web', 'global.d.ts'), join(pkg, 'managed-eventsource.global.d.ts'));
+  for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
   const cargo = readFileSync(join(root, 'Cargo.toml'), 'utf8');
   const field = (name) => cargo.match(new RegExp(`^${name} = "([^"]*)"`, 'm'))?.[1];
+  const main = {
+    import: { types: './index.d.ts', default: './index.js' },
+    require: { types: './index.d.cts', default: './index.cjs' },
+  };
   const manifest = {
     name: 'managed-eventsource',
     version: field('version'),
@@ -151,27 +152,38 @@ export * from './managed_eventsource.js';
     repository: { type: 'git', url: field('repository') },
     keywords: ['eventsource', 'sse', 'server-sent-events', 'reconnect', 'backoff', 'jitter', 'wasm'],
     type: 'module',
-    main: './index.js',
+    main: './index.cjs',
     module: './index.js',
     types: './index.d.ts',
     exports: {
-      '.': { types: './index.d.ts', node: './node.js', default: './index.js' },
-      './node': { types: './node.d.ts', default: './node.js' },
-      './raw': { types: './managed_eventsource.d.ts', default: './managed_eventsource.js' },
-      './managed_eventsource_bg.wasm': './managed_eventsource_bg.wasm',
+      '.': main,
+      './node': main,
+      './global': { types: './managed-eventsource.global.d.ts', default: './managed-eventsource.global.js' },
+      './package.json': './package.json',
     },
-    files: ['index.js', 'index.d.ts', 'node.js', 'node.d.ts', 'managed_eventsource.js', 'managed_eventsource.d.ts', 'managed_eventsource_bg.wasm', 'managed_eventsource_bg.wasm.d.ts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global_bg.wasm'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
-    sideEffects: ['./index.js', './node.js'],
+    sideEffects: false,
+    engines: { node: '>=18' },
   };
   writeFileSync(join(pkg, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
-  buildClassic();
   say(`pkg/ ready: ${manifest.name}@${manifest.version}`);
-  buildDemo();
+}
+
+function buildDemo() {
+  say('wasm-pack build --features demo into pkg-demo/ (the storm simulator for the demo pages)');
+  run('wasm-pack', ['build', '--release', '--target', 'web', '--out-dir', 'pkg-demo', '--out-name', 'demo', '--no-pack', '--', '--features', 'small,demo']);
+  optimize(join(root, 'pkg-demo', 'demo_bg.wasm'));
+}
+
+export function build({ demo = true } = {}) {
+  buildLibrary();
+  buildManifest();
+  if (demo) buildDemo();
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (process.argv.includes('--if-missing') && upToDate()) say('pkg/ is up to date');
-  else build();
+  else build({ demo: !process.argv.includes('--no-demo') });
 }

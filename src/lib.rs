@@ -13,7 +13,7 @@
 //! | [`options`] | the options model, its defaults and its validation |
 //! | [`resume`] | the URL of a reconnect, carrying the last event id |
 //! | [`storm`] | a population simulator that runs the same ladder for many clients |
-//! | `web` | (wasm32 only) `ManagedEventSource` and `createManagedStream` over a real `EventSource` |
+//! | `web` | (wasm32 only) the browser shell under `ManagedEventSource` and `createManagedStream` |
 //!
 //! The JavaScript API is described in the README; its TypeScript types are generated into `pkg/`.
 #![deny(missing_docs)]
@@ -47,4 +47,4 @@ pub mod storm;
 #[cfg(target_arch = "wasm32")]
 pub mod web;
 #[cfg(target_arch = "wasm32")]
-pub use web::{create_managed_stream, ManagedEventSource};
+pub use web::Shell;

@@ -69,10 +69,16 @@ pub enum Input {
         /// The browser will not retry by itself (a non-200 status, a wrong type, or a closed source).
         browser_gave_up: bool,
     },
-    /// An event arrived; `id` is its `lastEventId` (empty when the stream has sent none).
-    Event {
-        /// The event's `lastEventId`.
-        id: String,
+    /// Events arrived on the live source: the `lastEventId` of its first and of its last event. The shell
+    /// reads them only when it needs the id (before any other input, and for the `lastEventId` getter), not
+    /// per event. `lastEventId` is the browser's own record, so an empty `id:` field reads as empty: that
+    /// resets the id, as in `EventSource`. A source opened by a reconnect starts with no id of its own, so
+    /// while none of its events has carried one, the id it resumed from stands.
+    Seen {
+        /// The first event's `lastEventId`.
+        first: String,
+        /// The last event's `lastEventId`.
+        last: String,
     },
     /// The armed timer fired.
     TimerFired,
@@ -133,7 +139,18 @@ pub enum Command {
         /// Reconnect attempts made.
         attempts: u32,
     },
+    /// The last event id is too long to travel in a URL ([`MAX_RESUME_ID`] bytes once encoded): this
+    /// reconnect goes without it. The shell tells the user.
+    ResumeIdDropped {
+        /// The id's length once percent-encoded, in bytes.
+        encoded_len: u32,
+    },
 }
+
+/// The longest last event id, percent-encoded, that a reconnect URL carries. Servers commonly refuse a
+/// request line over 8 KB (nginx, Apache) and browsers a URL of about 2 MB; past this limit the client
+/// reconnects without the id rather than failing for ever.
+pub const MAX_RESUME_ID: usize = 4096;
 
 /// The machine's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -187,6 +204,8 @@ pub struct Machine<R> {
     phase: Phase,
     status: Option<Status>,
     last_event_id: String,
+    /// The id the live source started from: what its events' ids are read against.
+    resumed_from: String,
 }
 
 impl<R: Random> Machine<R> {
@@ -199,6 +218,7 @@ impl<R: Random> Machine<R> {
             phase: Phase::Idle,
             status: None,
             last_event_id: String::new(),
+            resumed_from: String::new(),
         }
     }
 
@@ -221,7 +241,8 @@ impl<R: Random> Machine<R> {
         self.ladder.attempt()
     }
 
-    /// The last non-empty event id seen.
+    /// The last event id: the browser's record for the live source (see [`Input::Seen`]), kept across
+    /// reconnects.
     pub fn last_event_id(&self) -> &str {
         &self.last_event_id
     }
@@ -278,9 +299,13 @@ impl<R: Random> Machine<R> {
                     self.failed(browser_gave_up, out);
                 }
             }
-            Input::Event { id } => {
-                if self.source_live() && !id.is_empty() {
-                    self.last_event_id = id;
+            Input::Seen { first, last } => {
+                if self.source_live() {
+                    self.last_event_id = if !first.is_empty() || !last.is_empty() {
+                        last
+                    } else {
+                        self.resumed_from.clone()
+                    };
                 }
             }
             Input::TimerFired => {
@@ -355,11 +380,19 @@ impl<R: Random> Machine<R> {
 
     fn open(&mut self, out: &mut Vec<Command>) {
         let first = self.phase == Phase::Idle;
-        let resume_from = if !first && self.config.resume && !self.last_event_id.is_empty() {
-            Some(self.last_event_id.clone())
-        } else {
-            None
-        };
+        let id = &self.last_event_id;
+        let mut resume_from = None;
+        if !first && self.config.resume && !id.is_empty() {
+            let encoded_len = crate::resume::encoded_len(id);
+            if encoded_len <= MAX_RESUME_ID {
+                resume_from = Some(id.clone());
+            } else {
+                out.push(Command::ResumeIdDropped {
+                    encoded_len: encoded_len.min(u32::MAX as usize) as u32,
+                });
+            }
+        }
+        self.resumed_from = self.last_event_id.clone();
         self.phase = Phase::Connecting;
         out.push(Command::OpenSource { resume_from });
         self.set_status(

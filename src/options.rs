@@ -77,6 +77,21 @@ impl core::fmt::Display for OptionError {
 
 impl core::error::Error for OptionError {}
 
+/// The names of the JavaScript options, in the order the shell takes their values.
+pub const KEYS: [&str; 11] = [
+    "withCredentials",
+    "reconnect",
+    "jitter",
+    "baseMs",
+    "maxMs",
+    "factor",
+    "maxAttempts",
+    "lastEventIdParam",
+    "reconnectOnVisible",
+    "reconnectOnOnline",
+    "retryHintEvent",
+];
+
 /// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
@@ -215,6 +230,12 @@ impl Options {
                 "must be a non-empty string",
             ));
         }
+        if matches!(self.retry_hint_event.as_deref(), Some("open" | "error")) {
+            return Err(OptionError::type_error(
+                "retryHintEvent",
+                "must not be 'open' or 'error', which are the connection's own events",
+            ));
+        }
         Ok(LadderConfig {
             strategy: self.jitter,
             base_ms: self.base_ms,
@@ -229,12 +250,18 @@ impl Options {
     }
 }
 
-/// Reads a retry hint's data as `retry:` is read: ASCII digits only, else `None`.
+/// Reads a retry hint's data as `retry:` is read: ASCII digits only (around them, ASCII whitespace), else
+/// `None`. More digits than a `u32` holds read as the longest delay there is.
 pub fn parse_hint(data: &str) -> Option<u32> {
-    let data = data.trim();
-    if data.is_empty() || !data.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
+    let b = data.as_bytes();
+    let start = b.iter().position(|c| !c.is_ascii_whitespace())?;
+    let end = b.iter().rposition(|c| !c.is_ascii_whitespace())?;
+    let mut ms: u32 = 0;
+    for &b in b.get(start..=end)? {
+        if !b.is_ascii_digit() {
+            return None;
+        }
+        ms = ms.saturating_mul(10).saturating_add((b - b'0') as u32);
     }
-    // More digits than a u32 holds: the longest delay there is.
-    Some(data.parse::<u32>().unwrap_or(u32::MAX))
+    Some(ms)
 }

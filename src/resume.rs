@@ -30,6 +30,19 @@ pub fn encode_component(s: &str) -> String {
     out
 }
 
+/// The length of `encode_component(s)`, without building it.
+pub fn encoded_len(s: &str) -> usize {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.!~*'()".contains(&b) {
+                1
+            } else {
+                3
+            }
+        })
+        .sum()
+}
+
 fn hex_value(b: u8) -> Option<u8> {
     match b {
         b'0'..=b'9' => Some(b - b'0'),
@@ -41,43 +54,50 @@ fn hex_value(b: u8) -> Option<u8> {
 
 /// Decodes a query-string key to bytes: `+` is a space, `%XX` a byte; malformed escapes stay as they are.
 pub fn decode_component(s: &str) -> Vec<u8> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = match bytes.get(i..i + 3) {
-            Some([b'%', h, l]) => hex_value(*h).zip(hex_value(*l)),
+    let mut out = Vec::with_capacity(s.len());
+    let mut bytes = s.bytes();
+    while let Some(b) = bytes.next() {
+        let mut ahead = bytes.clone();
+        let escaped = match (
+            b,
+            ahead.next().and_then(hex_value),
+            ahead.next().and_then(hex_value),
+        ) {
+            (b'%', Some(h), Some(l)) => Some(h << 4 | l),
             _ => None,
         };
-        match (bytes[i], escaped) {
-            (_, Some((h, l))) => {
-                out.push(h << 4 | l);
-                i += 2;
+        match escaped {
+            Some(v) => {
+                out.push(v);
+                bytes = ahead;
             }
-            (b'+', None) => out.push(b' '),
-            (b, None) => out.push(b),
+            None if b == b'+' => out.push(b' '),
+            None => out.push(b),
         }
-        i += 1;
     }
     out
 }
 
+/// The position of the first `c` in `s`, or its length.
+fn find(s: &str, c: u8) -> usize {
+    s.bytes().position(|b| b == c).unwrap_or(s.len())
+}
+
 /// `url` with the query parameter `name=value`, replacing any parameter already named `name`.
 pub fn with_param(url: &str, name: &str, value: &str) -> String {
-    // split_once never slices off a char boundary, so nothing here can panic.
-    let (before_fragment, fragment) = match url.split_once('#') {
-        Some((b, f)) => (b, Some(f)),
-        None => (url, None),
-    };
-    let (path, query) = match before_fragment.split_once('?') {
-        Some((p, q)) => (p, Some(q)),
-        None => (before_fragment, None),
-    };
+    // Every cut is at an ASCII byte ('#', '?', '&', '='), so on a char boundary; `get` cannot panic.
+    let cut = |from: usize, to: usize| url.get(from..to).unwrap_or("");
+    let hash = find(url, b'#');
+    let path_end = find(cut(0, hash), b'?');
     let mut out = String::with_capacity(url.len() + name.len() + value.len() * 3 + 2);
-    out.push_str(path);
+    out.push_str(cut(0, path_end));
     out.push('?');
-    for pair in query.unwrap_or("").split('&') {
-        let key = pair.split('=').next().unwrap_or("");
+    let mut at = path_end + 1;
+    while at < hash {
+        let pair = cut(at, hash);
+        let pair = cut(at, at + find(pair, b'&'));
+        at += pair.len() + 1;
+        let key = pair.get(..find(pair, b'=')).unwrap_or(pair);
         if pair.is_empty() || decode_component(key) == name.as_bytes() {
             continue;
         }
@@ -87,9 +107,8 @@ pub fn with_param(url: &str, name: &str, value: &str) -> String {
     out.push_str(&encode_component(name));
     out.push('=');
     out.push_str(&encode_component(value));
-    if let Some(fragment) = fragment {
-        out.push('#');
-        out.push_str(fragment);
+    if hash < url.len() {
+        out.push_str(cut(hash, url.len()));
     }
     out
 }

@@ -3,7 +3,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use managed_eventsource::ladder::{LadderConfig, SplitMix64, Strategy as Jitter};
-use managed_eventsource::machine::{Command, Config, Input, Machine, Status};
+use managed_eventsource::machine::{Command, Config, Input, Machine, Status, MAX_RESUME_ID};
 use managed_eventsource::options::Reconnect;
 use proptest::prelude::*;
 
@@ -24,6 +24,14 @@ fn backoff(max_attempts: Option<u32>) -> Config {
 const FAIL: Input = Input::Failed {
     browser_gave_up: true,
 };
+
+/// The ids of the first and the last event of the live source.
+fn seen(first: &str, last: &str) -> Input {
+    Input::Seen {
+        first: first.into(),
+        last: last.into(),
+    }
+}
 
 fn delay_of(cmds: &[Command]) -> Option<u32> {
     cmds.iter().find_map(|c| match c {
@@ -81,7 +89,7 @@ fn attempt_resets_on_open_not_on_first_event() {
     }
     assert_eq!(m.attempt(), 3);
     // Events do not reset the ladder (only a validated open does).
-    m.handle(Input::Event { id: "1".into() });
+    m.handle(seen("1", "1"));
     assert_eq!(m.attempt(), 3);
     let cmds = m.handle(Input::Opened);
     assert_eq!(
@@ -267,17 +275,14 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
     );
     m.handle(Input::Opened);
     // No id yet: nothing to carry.
-    m.handle(Input::Event { id: String::new() });
+    m.handle(seen("", ""));
     m.handle(FAIL);
     assert_eq!(
         m.handle(Input::TimerFired)[0],
         Command::OpenSource { resume_from: None }
     );
     m.handle(Input::Opened);
-    m.handle(Input::Event { id: "41".into() });
-    m.handle(Input::Event { id: "42".into() });
-    // An event without an id (an empty lastEventId) keeps the position.
-    m.handle(Input::Event { id: String::new() });
+    m.handle(seen("41", "42"));
     assert_eq!(m.last_event_id(), "42");
     m.handle(FAIL);
     assert_eq!(
@@ -286,10 +291,16 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
             resume_from: Some("42".into())
         }
     );
+    // A reconnect's source starts with no id of its own: events without one keep the position.
+    m.handle(Input::Opened);
+    m.handle(seen("", ""));
+    assert_eq!(m.last_event_id(), "42");
+    m.handle(seen("", "43"));
+    assert_eq!(m.last_event_id(), "43");
     // Without the option, ids are tracked but not carried.
     let mut m = machine(Config::default());
     m.handle(Input::Start);
-    m.handle(Input::Event { id: "7".into() });
+    m.handle(seen("7", "7"));
     m.handle(FAIL);
     assert_eq!(
         m.handle(Input::TimerFired)[0],
@@ -448,6 +459,66 @@ fn status_is_reported_once_per_change() {
     );
 }
 
+#[test]
+fn an_empty_id_field_resets_the_last_event_id() {
+    // `id:` with no value resets the browser's record, so later events read ''; as with EventSource, the
+    // next reconnect carries no id.
+    let mut m = machine(Config {
+        resume: true,
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    m.handle(seen("5", "6"));
+    m.handle(seen("5", ""));
+    assert_eq!(m.last_event_id(), "");
+    m.handle(FAIL);
+    assert_eq!(
+        m.handle(Input::TimerFired)[0],
+        Command::OpenSource { resume_from: None }
+    );
+}
+
+#[test]
+fn an_oversized_id_reconnects_without_it_and_says_so() {
+    let mut m = machine(Config {
+        resume: true,
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    let long = "x".repeat(MAX_RESUME_ID + 1);
+    m.handle(seen(&long, &long));
+    m.handle(FAIL);
+    assert_eq!(
+        m.handle(Input::TimerFired),
+        [
+            Command::ResumeIdDropped {
+                encoded_len: MAX_RESUME_ID as u32 + 1
+            },
+            Command::OpenSource { resume_from: None }
+        ]
+    );
+    // The limit is on the encoded length: 1,366 non-ASCII bytes encode to more than 4,096.
+    m.handle(Input::Opened);
+    let wide = "é".repeat(683);
+    m.handle(seen(&wide, &wide));
+    m.handle(FAIL);
+    let cmds = m.handle(Input::TimerFired);
+    assert_eq!(cmds[0], Command::ResumeIdDropped { encoded_len: 4098 });
+    // At the limit it still travels.
+    m.handle(Input::Opened);
+    let fits = "x".repeat(MAX_RESUME_ID);
+    m.handle(seen(&fits, &fits));
+    m.handle(FAIL);
+    assert_eq!(
+        m.handle(Input::TimerFired)[0],
+        Command::OpenSource {
+            resume_from: Some(fits)
+        }
+    );
+}
+
 // ---- property tests -------------------------------------------------------------------------------------
 
 fn input() -> impl Strategy<Value = Input> {
@@ -455,7 +526,8 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Start),
         4 => Just(Input::Opened),
         4 => any::<bool>().prop_map(|browser_gave_up| Input::Failed { browser_gave_up }),
-        2 => prop_oneof![Just(String::new()), "[0-9]{1,3}"].prop_map(|id| Input::Event { id }),
+        2 => (prop_oneof![Just(String::new()), "[0-9]{1,3}"], prop_oneof![Just(String::new()), "[0-9]{1,3}"])
+            .prop_map(|(first, last)| Input::Seen { first, last }),
         4 => Just(Input::TimerFired),
         1 => Just(Input::PageVisible),
         1 => Just(Input::Online),
@@ -527,13 +599,16 @@ proptest! {
         let mut gave_up = false;
         let mut max_hint = 0u32;
         let mut last_id = String::new();
+        let mut resumed_from = String::new();
         let mut failures_in_a_row = 0u32;
         for input in inputs {
             let before_attempt = m.attempt();
             let was_live = m.source_live();
             match &input {
                 Input::RetryHint { ms } => max_hint = max_hint.max(*ms),
-                Input::Event { id } if was_live && !id.is_empty() => last_id = id.clone(),
+                Input::Seen { first, last } if was_live => {
+                    last_id = if first.is_empty() && last.is_empty() { resumed_from.clone() } else { last.clone() };
+                }
                 _ => {}
             }
             let cmds = m.handle(input.clone());
@@ -547,6 +622,7 @@ proptest! {
                         prop_assert!(!gave_up || matches!(input, Input::RetryNow | Input::PageVisible | Input::Online),
                             "woke from failed on {:?}", input);
                         shell.sources += 1;
+                        resumed_from = last_id.clone();
                         if let Some(id) = resume_from {
                             prop_assert!(config.resume);
                             prop_assert_eq!(id, &last_id);
@@ -591,7 +667,7 @@ proptest! {
                     failures_in_a_row = 0;
                     prop_assert_eq!(m.attempt(), 0, "attempt resets on open");
                 }
-                Input::Event { .. } => prop_assert_eq!(m.attempt(), before_attempt, "events never reset the ladder"),
+                Input::Seen { .. } => prop_assert_eq!(m.attempt(), before_attempt, "events never reset the ladder"),
                 _ => {}
             }
             // The shell's picture and the machine's agree.

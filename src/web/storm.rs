@@ -4,7 +4,6 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use wasm_bindgen::prelude::*;
 
-use super::js;
 use crate::options::{parse_jitter, OptionError, Options};
 use crate::storm::{ClientState, Scenario, Simulation};
 
@@ -30,24 +29,24 @@ impl StormSim {
         seed: u32,
     ) -> Result<StormSim, JsValue> {
         if clients == 0 || clients > 1_000_000 {
-            return Err(js::option_error(OptionError::range_error(
+            return Err(super::throw(OptionError::range_error(
                 "clients",
                 "must be 1 to 1000000",
             )));
         }
         if capacity == 0 || tick_ms == 0 {
-            return Err(js::option_error(OptionError::range_error(
+            return Err(super::throw(OptionError::range_error(
                 "capacity",
                 "and tickMs must be at least 1",
             )));
         }
         // The same rules as the client's options, so bad slider values get the same errors.
         let options = Options {
-            jitter: parse_jitter(&strategy).map_err(js::option_error)?,
+            jitter: parse_jitter(&strategy).map_err(super::throw)?,
             base_ms,
             ..Options::default()
         };
-        options.validate().map_err(js::option_error)?;
+        options.validate().map_err(super::throw)?;
         let mut scenario =
             Scenario::ticked(clients, options.jitter, base_ms, capacity, tick_ms as u64);
         scenario.bucket_ms = 1000;

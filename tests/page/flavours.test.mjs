@@ -6,16 +6,17 @@ import { setUp, pageWithErrors } from './browser.mjs';
 
 const ctx = setUp({ dev: { eventMs: 100 } });
 
-test('a classic script tag gets the API from managedEventSource.ready, and leaks no other global', async () => {
+test('a classic script tag defines managedEventSource at once, and leaks no other global', async () => {
   const { page, errors } = await pageWithErrors(ctx.browser);
   await page.goto(`${ctx.dev.url}/classic.html`);
   await page.waitForFunction(() => document.querySelectorAll('#events li').length >= 3, null, { timeout: 15000 });
   assert.equal(await page.locator('#status').textContent(), 'open');
-  const globals = await page.evaluate(() => ({
+  const globals = await page.evaluate(async () => ({
     wasmBindgen: typeof window.wasm_bindgen,
-    ready: typeof window.managedEventSource?.ready?.then,
+    ready: (await window.managedEventSource.ready).ManagedEventSource === window.managedEventSource.ManagedEventSource,
+    api: Object.keys(window.managedEventSource).sort(),
   }));
-  assert.deepEqual(globals, { wasmBindgen: 'undefined', ready: 'function' });
+  assert.deepEqual(globals, { wasmBindgen: 'undefined', ready: true, api: ['ManagedEventSource', 'createManagedStream', 'ready'] });
   await page.evaluate(() => window.classic.close());
   assert.deepEqual(errors, []);
   await page.close();

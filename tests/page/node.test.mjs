@@ -9,7 +9,7 @@ let server, lib;
 before(async () => {
   server = await startServer();
   globalThis.EventSource = EventSource;
-  lib = await import('../../pkg/node.js');
+  lib = await import('../../pkg/index.js');
 });
 after(() => server.close());
 

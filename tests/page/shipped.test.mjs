@@ -12,9 +12,16 @@ test('the shipped build: 1,000 reconnect cycles, memory flat, one connection at 
   await page.goto(`${ctx.dev.url}/pkg/package.json`); // any same-origin document will do
   await fetch(`${ctx.sse.url}/plan?c=shipped&then=events:1`);
   const r = await page.evaluate(async (sseUrl) => {
+    // The package hides its wasm; catch the instance it makes (test only) to read its memory.
+    let exports;
+    const Instance = WebAssembly.Instance;
+    WebAssembly.Instance = function (module, imports) {
+      const instance = new Instance(module, imports);
+      exports = instance.exports;
+      return instance;
+    };
     const lib = await import('/pkg/index.js');
-    const wasm = await (await import('/pkg/managed_eventsource.js')).default(); // already loaded: its exports
-    const memory = () => wasm.memory.buffer.byteLength;
+    const memory = () => Object.values(exports).find((v) => v instanceof WebAssembly.Memory).buffer.byteLength;
     let opens = 0, messages = 0, before = 0;
     const t0 = performance.now();
     const es = new lib.ManagedEventSource(`${sseUrl}/sse?c=shipped`, { jitter: 'none', baseMs: 0 });

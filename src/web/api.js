@@ -1,0 +1,482 @@
+// The JavaScript half of the browser shell (a wasm-bindgen snippet of src/web/).
+//
+// It holds no policy. The Rust shell decides when to open, close, wait and give up; it creates and closes
+// every EventSource and arms every timer. What lives here is what must sit next to the browser's events:
+//
+//  - the per-event relay: one function per event type per connection, which keeps the last event (Rust
+//    reads its lastEventId only when it needs it) and calls the user's listeners. Ordinary events never
+//    enter wasm; only the events policy must see (open, a failure, the retry-hint event) call the shell;
+//  - listener bookkeeping with EventTarget's rules (handleEvent objects, once, signal, capture, removal
+//    during dispatch), and the on* attributes as the HTML specification registers them;
+//  - the thin public class, which reads the user's option object (so a throwing getter throws to the
+//    caller, never through wasm) and hands the values to Rust, which validates them.
+//
+// Nothing here lets an exception reach Rust: every call of user code is caught and reported as a browser
+// reports an exception thrown by an event listener.
+
+/** Inputs of `Shell.input`; the same numbers as `In` in src/web/shell.rs. */
+const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8;
+/** Notifications from `notify`; the same numbers as `Note` in src/web/shell.rs. */
+const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4;
+const NAMES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
+const PREFIX = 'managed-eventsource: ';
+
+/** Set by `define`: `shell(link, numbers, given, strings...)` builds the Rust shell, which starts it. */
+let hooks;
+
+/** Installs the Rust side. The package's entry calls it once with the wasm exports. */
+export function define(h) {
+  hooks = h;
+}
+
+/** The public API, and how many connections, timers and page listeners a client holds (for the browser
+ * tests, which have no package entry). */
+export const api = () => ({ ManagedEventSource, createManagedStream, live: (me) => link(me).s.num(3) });
+
+/** Reports an exception thrown by user code without stopping anything (even if reporting throws). */
+export function report(e) {
+  try {
+    (globalThis.reportError ?? console.error)(e);
+  } catch {}
+}
+
+/** The error Rust throws for an invalid option: a RangeError or a TypeError. */
+export const error = (range, message) => new (range ? RangeError : TypeError)(message);
+
+// ---- the per-event path ---------------------------------------------------------------------------------
+
+const EMPTY = [];
+/** One descriptor for every event: own `target`/`currentTarget` data properties shadow the native getters. */
+const at = { value: null, configurable: true };
+const retarget = { target: at, currentTarget: at };
+
+/** Calls the listeners of `type` with `e`, as `EventTarget.dispatchEvent` would, with the instance as target. */
+function fire(link, type, e) {
+  const s = link.t.get(type);
+  if (s && s.l.length !== 0) deliver(link, type, s.l, e);
+}
+
+/** The hot path: `list` is a snapshot; entries removed meanwhile are skipped, entries added are not called. */
+function deliver(link, type, list, e) {
+  at.value = link.me;
+  Object.defineProperties(e, retarget);
+  for (const x of list) {
+    if (x.gone) continue;
+    if (x.once) drop(link, type, x);
+    const f = x.a ? link.on[type] : x.f;
+    try {
+      if (typeof f === 'function') f.call(link.me, e);
+      else if (!x.a) f.handleEvent(e);
+    } catch (err) {
+      report(err);
+    }
+  }
+}
+
+/** Whether an `open` or `error` event is a server's named event (a MessageEvent), not the connection's own. */
+const named = (e) => 'data' in e;
+
+/** Listens to `type` on the connection's source, once. `open` and `error` have listeners of their own. */
+function relay(c, type) {
+  if (c.types.has(type) || type === 'open' || type === 'error') return;
+  const link = c.link;
+  const s = slot(link, type);
+  const f =
+    type === c.hint
+      ? (e) => {
+          // The server's retry hint is policy: it goes through Rust, then to any listener.
+          c.last = e;
+          c.first ??= e;
+          link.s.input(HINT, e.data);
+          if (s.l.length !== 0) deliver(link, type, s.l, e);
+          if (link.until) until(link, e);
+        }
+      : (e) => {
+          c.last = e;
+          c.first ??= e;
+          const list = s.l;
+          if (list.length !== 0) deliver(link, type, list, e);
+          if (link.until) until(link, e);
+        };
+  listen(c, type, f);
+  c.types.add(type);
+}
+
+function listen(c, type, f) {
+  c.es.addEventListener(type, f);
+  c.fs.push(type, f);
+}
+
+/** `until(ev)`: the event for which it returns true has been delivered; then the stream closes. */
+function until(link, e) {
+  let done = false;
+  try {
+    done = link.until.call(undefined, e) === true;
+  } catch (err) {
+    report(err);
+  }
+  if (done) link.s.input(CLOSE, undefined);
+}
+
+/** Called by Rust for every new EventSource: our listeners on it. `hint` is the retry-hint event's name. */
+export function attach(link, es, hint) {
+  const c = { link, es, hint, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
+  listen(c, 'open', (e) => {
+    if (named(e)) return relayNamed(c, 'open', e);
+    link.ev = e;
+    link.s.input(OPENED, undefined);
+    link.ev = null;
+  });
+  listen(c, 'error', (e) => {
+    if (named(e)) return relayNamed(c, 'error', e);
+    link.ev = e;
+    link.s.input(FAILED, es.readyState === 2);
+    link.ev = null;
+  });
+  if (hint) relay(c, hint);
+  relay(c, 'message');
+  for (const type of link.t.keys()) relay(c, type);
+  // The inner source is never handed to user code; if it is closed anyway, the instance closes with it.
+  es.close = () => link.me.close();
+  link.c = c;
+  link.u = es.url;
+  return c;
+}
+
+/** A server event named `open` or `error` is an ordinary named event, delivered as the browser does. */
+function relayNamed(c, type, e) {
+  c.last = e;
+  c.first ??= e;
+  fire(c.link, type, e);
+  if (c.link.until) until(c.link, e);
+}
+
+/** Called by Rust before it closes a source: removes every listener of ours from it. */
+export function detach(c) {
+  for (let i = 0; i < c.fs.length; i += 2) c.es.removeEventListener(c.fs[i], c.fs[i + 1]);
+  delete c.es.close;
+  if (c.link.c === c) c.link.c = null;
+}
+
+/** The `lastEventId` of the connection's first (`which` 0) or last (1) event; undefined before any. */
+export function eventId(c, which) {
+  return (which ? c.last : c.first)?.lastEventId;
+}
+
+/** Whether an event arrived since the last call (for the stall watchdog). */
+export function active(c) {
+  const moved = c.last !== c.seen;
+  c.seen = c.last;
+  return moved;
+}
+
+// ---- the control path -----------------------------------------------------------------------------------
+
+/** Calls a user callback with one argument; reports what it throws. */
+function call(self, f, arg) {
+  if (typeof f !== 'function') return;
+  try {
+    f.call(self, arg);
+  } catch (err) {
+    report(err);
+  }
+}
+
+/** What Rust tells the user. Never throws. */
+export function notify(link, what, a, b) {
+  const me = link.me, cb = link.cb, st = link.st;
+  if (what === STATUS) {
+    call(me, cb.onstatus, NAMES[a]);
+    call(undefined, st.onStatus, NAMES[a]);
+  } else if (what === OPEN) {
+    fire(link, 'open', link.ev ?? new Event('open'));
+    call(undefined, st.onOpen, { attempt: a });
+  } else if (what === ERROR) {
+    fire(link, 'error', link.ev ?? new Event('error'));
+  } else if (what === RETRY) {
+    call(me, cb.onretry, { attempt: a, delayMs: b });
+    call(undefined, st.onRetryScheduled, { attempt: a, wait: b });
+  } else if (what === GIVE_UP) {
+    call(me, cb.ongiveup, { attempts: a });
+    call(undefined, st.onGiveUp, a);
+  }
+}
+
+/** The base URL of the next attempt: the URL given, or what the URL function returns now. */
+export function urlOf(link) {
+  const u = link.url;
+  if (typeof u !== 'function') return u;
+  const v = u();
+  if (v == null) throw new TypeError(PREFIX + 'the url function must return a string or a URL');
+  return `${v}`;
+}
+
+/** Arms a timer for Rust: after `ms`, `input(what)`. Returns its id for `disarm`. */
+export const arm = (link, ms, what) => setTimeout(() => link.s.input(what, undefined), ms);
+export const disarm = (id) => clearTimeout(id);
+
+/** Listens to the page for Rust: visibility, back-forward cache and resume (`visible`), the network (`online`). */
+export function watch(link, visible, online) {
+  const fs = [];
+  const g = globalThis, d = g.document;
+  const listen = (target, type, f) => {
+    if (typeof target?.addEventListener !== 'function') return;
+    target.addEventListener(type, f);
+    fs.push([target, type, f]);
+  };
+  if (visible) {
+    listen(d, 'visibilitychange', () => d.visibilityState === 'visible' && link.s.input(WAKE, undefined));
+    listen(g, 'pageshow', (e) => e.persisted && link.s.input(WAKE, undefined));
+    listen(d, 'resume', () => link.s.input(WAKE, undefined));
+  }
+  if (online) {
+    listen(g, 'online', () => link.s.input(ONLINE, undefined));
+    listen(g, 'offline', () => link.s.input(OFFLINE, undefined));
+  }
+  return fs;
+}
+
+export function unwatch(fs) {
+  for (const [target, type, f] of fs) target.removeEventListener(type, f);
+}
+
+// ---- listeners, with EventTarget's rules ----------------------------------------------------------------
+
+function slot(link, type) {
+  let s = link.t.get(type);
+  if (!s) link.t.set(type, (s = { l: EMPTY }));
+  return s;
+}
+
+/** `capture` from the third argument of add/removeEventListener. */
+const capture = (o) => (typeof o === 'boolean' ? o : o != null && typeof o === 'object' && !!o.capture);
+
+function add(link, type, f, o) {
+  type = String(type);
+  if (f == null) return;
+  if (typeof f !== 'function' && typeof f !== 'object') {
+    throw new TypeError(PREFIX + "addEventListener's listener must be a function or an object with handleEvent");
+  }
+  const object = o != null && typeof o === 'object';
+  const signal = object ? o.signal : undefined;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError(PREFIX + "addEventListener's signal must be an AbortSignal");
+  }
+  if (signal?.aborted) return;
+  const s = slot(link, type);
+  const c = capture(o);
+  if (s.l.some((x) => !x.a && x.f === f && x.c === c)) return;
+  const x = { f, c, once: object && !!o.once, gone: false, a: false };
+  s.l = [...s.l, x];
+  signal?.addEventListener('abort', () => drop(link, type, x), { once: true });
+  if (link.c) relay(link.c, type);
+}
+
+function remove(link, type, f, o) {
+  const s = link.t.get(String(type));
+  const c = capture(o);
+  const x = s?.l.find((x) => !x.a && x.f === f && x.c === c);
+  if (x) drop(link, String(type), x);
+}
+
+/** Removes a listener entry; a dispatch under way skips it (EventTarget's "removed" flag). */
+function drop(link, type, x) {
+  x.gone = true;
+  const s = link.t.get(type);
+  s.l = s.l.filter((y) => y !== x);
+}
+
+/** An on* attribute: a function or object is registered in place, as a listener; anything else is null. */
+function setAttribute(link, type, f) {
+  if (f === null || (typeof f !== 'function' && typeof f !== 'object')) f = null;
+  const had = link.on[type] != null;
+  link.on[type] = f;
+  const s = slot(link, type);
+  if (f === null && had) {
+    const x = s.l.find((x) => x.a);
+    if (x) drop(link, type, x);
+  } else if (f !== null && !had) {
+    s.l = [...s.l, { f: null, c: false, once: false, gone: false, a: true }];
+    if (link.c) relay(link.c, type);
+  }
+}
+
+/** A callback property of our own: a function, or null/undefined to clear. */
+function setCallback(link, name, f) {
+  if (f != null && typeof f !== 'function') throw new TypeError(PREFIX + name + ' must be a function or null');
+  link.cb[name] = f ?? null;
+}
+
+// ---- the public class -----------------------------------------------------------------------------------
+
+// The options: each name with its JavaScript type, or the names it may take. JavaScript checks the types
+// (a throwing getter throws to the caller, never through wasm) and hands Rust the values: numbers in this
+// order (booleans as 0 or 1, names as their index), a bit in `given` for each option given, then the
+// strings. Rust checks every value and holds every default.
+const NUMBERS = [
+  ['withCredentials', 'boolean'],
+  ['reconnect', ['backoff', 'browser', false, true]],
+  ['jitter', ['full', 'equal', 'decorrelated', 'none']],
+  ['baseMs', 'number'],
+  ['maxMs', 'number'],
+  ['factor', 'number'],
+  ['maxAttempts', 'number'],
+  ['reconnectOnVisible', 'boolean'],
+  ['reconnectOnOnline', 'boolean'],
+];
+const STRINGS = ['lastEventIdParam', 'retryHintEvent'];
+const OPTIONS = [...NUMBERS.map(([k]) => k), ...STRINGS];
+
+const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
+
+/** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
+function start(me, url, options, st) {
+  // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
+  if (typeof url !== 'function') url = `${url}`;
+  if (options != null && typeof options !== 'object' && typeof options !== 'function') {
+    throw new TypeError(PREFIX + 'options must be an object');
+  }
+  const o = options ?? {};
+  for (const k of Object.keys(o)) {
+    if (!OPTIONS.includes(k)) throw new TypeError(PREFIX + "unknown option '" + k + "'");
+  }
+  const numbers = new Float64Array(NUMBERS.length);
+  let given = 0;
+  NUMBERS.forEach(([k, type], i) => {
+    const v = o[k];
+    if (v == null) return;
+    const bad = typeof type === 'string' ? typeof v !== type : !type.includes(v);
+    if (bad) {
+      const rule = typeof type === 'string' ? 'a ' + type : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
+      throw new TypeError(PREFIX + 'option ' + k + ' must be ' + rule);
+    }
+    numbers[i] = typeof type === 'string' ? +v : type.indexOf(v);
+    given |= 1 << i;
+  });
+  const strings = STRINGS.map((k) => {
+    const v = o[k];
+    if (v != null && typeof v !== 'string') throw new TypeError(PREFIX + 'option ' + k + ' must be a string');
+    return v ?? undefined;
+  });
+  const link = {
+    me,
+    url,
+    u: '', // the URL of the current or last attempt
+    s: null,
+    t: new Map(), // type -> { l: listener entries }
+    on: { open: null, message: null, error: null },
+    cb: { onstatus: null, onretry: null, ongiveup: null },
+    st: st ?? {},
+    c: null,
+    ev: null,
+    until: null,
+    cred: numbers[0] === 1,
+  };
+  for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
+  if (st?.onMessage) add(link, 'message', st.onMessage);
+  link.s = hooks.shell(link, numbers, given, ...strings);
+  return link;
+}
+
+const props = (names, get, set) =>
+  Object.fromEntries(names.map((n) => [n, { get() { return get(this, n); }, set(f) { set(this, n, f); }, enumerable: true, configurable: true }]));
+
+/** An EventSource that reconnects through a jittered exponential backoff ladder. */
+/** createManagedStream's handlers for the instance being constructed (not a constructor argument). */
+let pending = null;
+
+export class ManagedEventSource {
+  #l;
+  constructor(url, options) {
+    const st = pending;
+    pending = null;
+    this.#l = start(this, url, options, st);
+  }
+  /** @internal */
+  static _link(me) {
+    return me.#l;
+  }
+  get url() {
+    return this.#l.u;
+  }
+  get lastEventId() {
+    return this.#l.s.lastEventId();
+  }
+  get status() {
+    return NAMES[this.#l.s.num(0)];
+  }
+  get readyState() {
+    return this.#l.s.num(1);
+  }
+  get attempt() {
+    return this.#l.s.num(2);
+  }
+  get withCredentials() {
+    return this.#l.cred;
+  }
+  addEventListener(type, listener, options) {
+    add(this.#l, type, listener, options);
+  }
+  removeEventListener(type, listener, options) {
+    remove(this.#l, type, listener, options);
+  }
+  dispatchEvent(event) {
+    if (!(event instanceof Event)) throw new TypeError(PREFIX + 'dispatchEvent needs an Event');
+    fire(this.#l, event.type, event);
+    return !event.defaultPrevented;
+  }
+  /** Resets the ladder and connects at once, also after status 'failed'. Does nothing after close(). */
+  reconnectNow() {
+    this.#l.s.input(RETRY_NOW, undefined);
+  }
+  /** Closes for good: the source, any pending retry; status 'closed'. */
+  close() {
+    this.#l.s.input(CLOSE, undefined);
+  }
+}
+
+const link = ManagedEventSource._link;
+delete ManagedEventSource._link;
+const proto = ManagedEventSource.prototype;
+Object.defineProperties(
+  proto,
+  props(['onopen', 'onmessage', 'onerror'], (me, n) => link(me).on[n.slice(2)], (me, n, f) => setAttribute(link(me), n.slice(2), f)),
+);
+Object.defineProperties(
+  proto,
+  props(['onstatus', 'onretry', 'ongiveup'], (me, n) => link(me).cb[n], (me, n, f) => setCallback(link(me), n, f)),
+);
+for (const [i, name] of ['CONNECTING', 'OPEN', 'CLOSED'].entries()) {
+  const d = { value: i, enumerable: true };
+  Object.defineProperty(ManagedEventSource, name, d);
+  Object.defineProperty(proto, name, d);
+}
+// `using es = new ManagedEventSource(...)` closes it at the end of the block.
+if (typeof Symbol.dispose === 'symbol') proto[Symbol.dispose] = proto.close;
+
+const STREAM = ['onOpen', 'onMessage', 'events', 'onRetryScheduled', 'onGiveUp', 'onStatus'];
+
+/** Seed 000's createManagedStream: connects and returns a function that stops the stream. */
+export function createManagedStream(url, handlers, options) {
+  if (handlers == null || typeof handlers !== 'object') throw new TypeError(PREFIX + 'handlers must be an object');
+  const st = {};
+  for (const k of Object.keys(handlers)) {
+    if (!STREAM.includes(k)) throw new TypeError(PREFIX + "unknown handler '" + k + "'");
+  }
+  for (const k of STREAM) {
+    const f = handlers[k];
+    if (f == null) continue;
+    if (k === 'events') {
+      if (typeof f !== 'object') throw new TypeError(PREFIX + 'handler events must be an object');
+      st.events = Object.entries(f);
+      for (const [type, g] of st.events) {
+        if (typeof g !== 'function') throw new TypeError(PREFIX + "events['" + type + "'] must be a function");
+      }
+    } else if (typeof f !== 'function') {
+      throw new TypeError(PREFIX + 'handler ' + k + ' must be a function');
+    } else st[k] = f;
+  }
+  pending = st;
+  const me = new ManagedEventSource(url, options);
+  return () => me.close();
+}

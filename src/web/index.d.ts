@@ -1,0 +1,116 @@
+// Types of the package's main entry (index.js, index.cjs). Written by hand: the public classes are the
+// JavaScript half of the shell (src/web/api.js); the wasm they drive is an implementation detail.
+
+/** How a reconnect delay is drawn from the exponential cap. */
+export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
+/** What the UI shows. */
+export type Status = 'connecting' | 'open' | 'reconnecting' | 'failed' | 'closed';
+
+export interface Options {
+  /** Passed to EventSource. Default false. */
+  withCredentials?: boolean;
+  /** 'backoff' (default): close on error and reconnect through the ladder; 'browser': leave it to the
+   * browser; false: never reconnect. */
+  reconnect?: 'backoff' | 'browser' | boolean;
+  /** Default 'full'. */
+  jitter?: Jitter;
+  /** First cap of the ladder in ms. Default 1000. */
+  baseMs?: number;
+  /** Largest delay in ms. Default 60000, at most 2147483647. */
+  maxMs?: number;
+  /** Growth per attempt, at least 1. Default 2. */
+  factor?: number;
+  /** Reconnect attempts in a row before status 'failed'. Default Infinity. */
+  maxAttempts?: number;
+  /** Query parameter that carries the last event id on each reconnect, e.g. 'lastEventId'. */
+  lastEventIdParam?: string;
+  /** Reconnect at once when the page becomes visible. Default true. */
+  reconnectOnVisible?: boolean;
+  /** Reconnect at once when the browser comes back online. Default true. */
+  reconnectOnOnline?: boolean;
+  /** An event whose data is a delay in ms: the next reconnect waits at least that long, plus the
+   * ladder's own jitter (a server's load-shedding advice). Default none. */
+  retryHintEvent?: string;
+}
+
+export interface RetryInfo {
+  attempt: number;
+  delayMs: number;
+}
+export interface GiveUpInfo {
+  attempts: number;
+}
+
+/** The events a ManagedEventSource fires; any other name is a server's named event. */
+export interface ManagedEventSourceEventMap {
+  open: Event;
+  error: Event;
+  message: MessageEvent<string>;
+}
+
+/** A listener: a function (called with the instance as `this`) or an object with `handleEvent`. */
+export type Listener<E> = ((this: ManagedEventSource, ev: E) => unknown) | { handleEvent(ev: E): unknown };
+
+/** An EventSource that reconnects through a jittered exponential backoff ladder. */
+export declare class ManagedEventSource {
+  /** `url` is what `EventSource` takes (a string or URL, resolved against the document), or a function
+   * called for every attempt (fresh tokens). Bad options throw a TypeError or RangeError naming the option. */
+  constructor(url: string | URL | (() => string | URL), options?: Options);
+  static readonly CONNECTING: 0;
+  static readonly OPEN: 1;
+  static readonly CLOSED: 2;
+  readonly CONNECTING: 0;
+  readonly OPEN: 1;
+  readonly CLOSED: 2;
+  /** The URL of the current or last attempt. */
+  readonly url: string;
+  readonly withCredentials: boolean;
+  /** 0 connecting (also while waiting to reconnect), 1 open, 2 closed (failed or closed). */
+  readonly readyState: 0 | 1 | 2;
+  readonly status: Status;
+  /** Reconnect attempts in a row so far; 0 while open. */
+  readonly attempt: number;
+  /** The last event id received (kept across reconnects). */
+  readonly lastEventId: string;
+  onopen: ((this: ManagedEventSource, ev: Event) => unknown) | null;
+  onmessage: ((this: ManagedEventSource, ev: MessageEvent<string>) => unknown) | null;
+  onerror: ((this: ManagedEventSource, ev: Event) => unknown) | null;
+  onstatus: ((this: ManagedEventSource, status: Status) => void) | null;
+  onretry: ((this: ManagedEventSource, info: RetryInfo) => void) | null;
+  ongiveup: ((this: ManagedEventSource, info: GiveUpInfo) => void) | null;
+  addEventListener<K extends keyof ManagedEventSourceEventMap>(
+    type: K,
+    listener: Listener<ManagedEventSourceEventMap[K]> | null,
+    options?: boolean | AddEventListenerOptions,
+  ): void;
+  addEventListener(type: string, listener: Listener<MessageEvent<string>> | null, options?: boolean | AddEventListenerOptions): void;
+  removeEventListener<K extends keyof ManagedEventSourceEventMap>(
+    type: K,
+    listener: Listener<ManagedEventSourceEventMap[K]> | null,
+    options?: boolean | EventListenerOptions,
+  ): void;
+  removeEventListener(type: string, listener: Listener<MessageEvent<string>> | null, options?: boolean | EventListenerOptions): void;
+  dispatchEvent(event: Event): boolean;
+  /** Resets the ladder and connects at once, also after status 'failed'. Does nothing after close(). */
+  reconnectNow(): void;
+  /** Closes the source and cancels any pending retry; status 'closed'; final. */
+  close(): void;
+}
+
+export interface StreamHandlers {
+  /** Called with the attempt that succeeded (0 for the first connection). */
+  onOpen?: (info: { attempt: number }) => void;
+  onMessage?: (ev: MessageEvent<string>) => void;
+  /** Named events: { update: (ev) => ... }. */
+  events?: Record<string, (ev: MessageEvent<string>) => void>;
+  onRetryScheduled?: (info: { attempt: number; wait: number }) => void;
+  onGiveUp?: (attempts: number) => void;
+  onStatus?: (status: Status) => void;
+}
+
+/** Seed 000's createManagedStream: connects and returns a function that stops the stream. */
+export declare function createManagedStream(
+  url: string | URL | (() => string | URL),
+  handlers: StreamHandlers,
+  options?: Options,
+): () => void;
