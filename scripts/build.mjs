@@ -67,6 +67,30 @@ function esbuild(entry, out, args) {
   run(bin('esbuild'), [entry, '--bundle', '--minify', '--target=es2022', '--log-level=warning', '--legal-comments=none', `--outfile=${out}`, ...args]);
 }
 
+/**
+ * Removes from wasm-bindgen's glue what the package never calls, which a bundler cannot see is unused:
+ * the async loader (the wasm is inlined), `Shell.free` and its `Symbol.dispose` (shells are freed by the
+ * FinalizationRegistry once a closed client is collected), and the TextEncoder path for a missing
+ * `realloc` (the glue always passes one). Each cut must match, so a new wasm-bindgen fails the build here
+ * rather than shipping something half-cut.
+ */
+function diet(glue) {
+  const cuts = [
+    [/\n    __destroy_into_raw\(\) \{[\s\S]*?\n    \}\n    free\(\) \{[\s\S]*?\n    \}/, ''],
+    [/\nif \(Symbol\.dispose\) Shell\.prototype\[Symbol\.dispose\] = Shell\.prototype\.free;/, ''],
+    [/\n    if \(realloc === undefined\) \{[\s\S]*?\n    \}\n/, '\n'],
+    [/\nasync function __wbg_load\([\s\S]*?\n\}\n/, '\n'],
+    [/\nlet __wbg_init_promise;[\s\S]*?\nasync function __wbg_init_once\([\s\S]*?\n\}\n/, '\n'],
+    [/export \{ initSync, __wbg_init as default \};/, 'export { initSync };'],
+    [/\n    if \(module !== undefined\) \{[\s\S]*?console\.warn[\s\S]*?\n    \}\n/, "\n    ({ module } = module);\n"],
+  ];
+  for (const [re, by] of cuts) {
+    if (!re.test(glue)) throw new Error(`build: wasm-bindgen's glue has changed; no match for ${re}`);
+    glue = glue.replace(re, by);
+  }
+  return glue;
+}
+
 /** The library: wasm, glue and JavaScript half, bundled into each flavour. */
 function buildLibrary() {
   say('cargo build --release --target wasm32-unknown-unknown --features small');
@@ -77,10 +101,12 @@ function buildLibrary() {
 
   const wasmPath = join(work, 'managed_eventsource_bg.wasm');
   const gluePath = join(work, 'managed_eventsource.js');
-  const named = minifyNames(readFileSync(wasmPath), readFileSync(gluePath, 'utf8'));
+  const named = minifyNames(readFileSync(wasmPath), diet(readFileSync(gluePath, 'utf8')));
   writeFileSync(wasmPath, named.wasm);
   writeFileSync(gluePath, named.glue);
   say(`shortened the wasm's import and export names: ${named.saved} bytes of wasm`);
+  // A copy with its names kept, for the size report's breakdown (scripts/size.mjs); not shipped.
+  run(bin('wasm-opt'), ['-Oz', '--converge', '-g', ...FEATURES.map((f) => `--enable-${f}`), wasmPath, '-o', join(work, 'named.wasm')]);
   optimize(wasmPath, ['--converge', '--strip-target-features']);
 
   const wasm = readFileSync(wasmPath);

@@ -1,59 +1,130 @@
-// `npm run size`: what the npm package costs a page, gzip -9, with the JavaScript peers measured in the
-// same run (their published files from node_modules) as the baseline. With --write, also replaces the
-// section between <!-- size:begin --> and <!-- size:end --> in README.md.
+// `npm run size`: what the package costs a page, gzip -9, with the JavaScript peers minified by esbuild in the
+// same run as the baseline. With --write, also replaces the section between <!-- size:begin --> and
+// <!-- size:end --> in README.md.
+//
+// A page loads one file: pkg/index.js (ES module), pkg/index.cjs (CommonJS) or
+// pkg/managed-eventsource.global.js (classic script). Each carries the wasm inside (deflated, base64). The
+// parts are measured from target/pkg-build/, which the build leaves behind.
 
-import { readFileSync, existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const gz = (path) => gzipSync(readFileSync(path), { level: 9 }).length;
-const raw = (path) => readFileSync(path).length;
+const work = join(root, 'target', 'pkg-build');
+const gz = (buf) => gzipSync(buf, { level: 9 }).length;
 const kb = (n) => `${(n / 1024).toFixed(1)} kB`;
-const TARGET = 10 * 1024;
+const TARGET = 14 * 1024;
 
-const flavours = [
-  ['ES module (index.js)', ['managed_eventsource_bg.wasm', 'managed_eventsource.js', 'index.js']],
-  ['classic <script> (managed-eventsource.global.js)', ['managed-eventsource.global_bg.wasm', 'managed-eventsource.global.js']],
-];
-const rows = [];
-for (const [flavour, files] of flavours) {
-  let total = 0;
-  for (const f of files) {
-    const p = join(root, 'pkg', f);
-    const g = gz(p);
-    total += g;
-    rows.push([`pkg/${f}`, raw(p), g]);
+/** esbuild --minify of a file or of source text, as a bundler would ship it. */
+function minified(path) {
+  return execFileSync(join(root, 'node_modules', '.bin', 'esbuild'), [path, '--minify', '--format=esm', '--log-level=error'], { maxBuffer: 1 << 26 });
+}
+
+const files = [
+  ['ES module', 'index.js'],
+  ['CommonJS', 'index.cjs'],
+  ['classic <script>', 'managed-eventsource.global.js'],
+].map(([flavour, f]) => {
+  const b = readFileSync(join(root, 'pkg', f));
+  return { flavour, file: `pkg/${f}`, bytes: b.length, gzip: gz(b) };
+});
+const page = files[0].gzip;
+
+const parts = [];
+if (existsSync(work)) {
+  const wasm = readFileSync(join(work, 'managed_eventsource_bg.wasm'));
+  const snippet = readdirSync(join(work, 'snippets'))[0];
+  parts.push(['wasm (raw module)', wasm.length, gz(wasm)]);
+  const data = readFileSync(join(work, 'wasm.js'), 'utf8').match(/'([^']+)'/)[1];
+  parts.push(['wasm as shipped (deflate, base64)', data.length, gz(Buffer.from(data))]);
+  for (const [name, path] of [
+    ["wasm-bindgen's glue (diet, names shortened)", join(work, 'managed_eventsource.js')],
+    ['src/web/api.js (relay, listeners, public class)', join(work, 'snippets', snippet, 'src', 'web', 'api.js')],
+    ['src/web/inflate.js', join(root, 'src', 'web', 'inflate.js')],
+  ]) {
+    const m = minified(path);
+    parts.push([`${name}, minified`, m.length, gz(m)]);
   }
-  rows.push([`total: ${flavour}`, null, total]);
 }
 
 const peers = [
-  ['reconnecting-eventsource 1.6.5', ['node_modules/reconnecting-eventsource/build/esm/reconnecting-eventsource.js']],
-  ['@microsoft/fetch-event-source 2.0.1', ['node_modules/@microsoft/fetch-event-source/lib/esm/fetch.js', 'node_modules/@microsoft/fetch-event-source/lib/esm/parse.js']],
-];
-const module = rows.find((r) => r[0].startsWith('total: ES module'))[2];
-const peerRows = peers
-  .filter(([, paths]) => paths.every((p) => existsSync(join(root, p))))
-  .map(([name, paths]) => {
-    const g = paths.reduce((n, p) => n + gz(join(root, p)), 0);
-    return [name, g, module / g];
+  ['reconnecting-eventsource 1.6.5', 'node_modules/reconnecting-eventsource/build/esm/reconnecting-eventsource.js'],
+  ['@microsoft/fetch-event-source 2.0.1', 'node_modules/@microsoft/fetch-event-source/lib/esm/index.js'],
+]
+  .filter(([, p]) => existsSync(join(root, p)))
+  .map(([name, p]) => {
+    const bundled = execFileSync(join(root, 'node_modules', '.bin', 'esbuild'), [join(root, p), '--bundle', '--minify', '--format=esm', '--log-level=error']);
+    return { name, gzip: gz(bundled), ratio: page / gz(bundled) };
   });
 
-console.log(`${'file'.padEnd(60)} ${'bytes'.padStart(8)} ${'gzip -9'.padStart(8)}`);
-for (const [name, bytes, g] of rows) console.log(`${name.padEnd(60)} ${String(bytes ?? '').padStart(8)} ${String(g).padStart(8)}`);
-console.log(`\nWhat a page loads (ES module): ${kb(module)} gzip; the target is 10 kB: ${module <= TARGET ? 'met' : `missed by ${kb(module - TARGET)}`}.`);
-console.log('\nJavaScript peers, unminified as published, gzip -9 (baseline, same run):');
-for (const [name, g, ratio] of peerRows) console.log(`  ${name.padEnd(40)} ${String(g).padStart(8)}   managed-eventsource is ${ratio.toFixed(1)}x`);
+/**
+ * Where the wasm's bytes go, by module: twiggy (when installed: cargo install twiggy) on the module as
+ * shipped but with its function names kept, after the same wasm-opt run.
+ */
+function breakdown() {
+  const which = (cmd) => {
+    try {
+      return execFileSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' }).trim();
+    } catch {
+      return null;
+    }
+  };
+  if (!which('twiggy') || !existsSync(join(work, 'named.wasm'))) return null;
+  const out = execFileSync('twiggy', ['top', '-n', '100000', '-f', 'csv', join(work, 'named.wasm')], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const groups = [
+    ['the state machine and the ladder (machine.rs, ladder.rs)', /managed_eventsource::(machine|ladder)::/],
+    ['option checks (options.rs, read_options)', /managed_eventsource::(options|web::read_options)/],
+    ['reconnect URLs (resume.rs)', /managed_eventsource::resume::/],
+    ['the shell: Shell::new, feed, the other exports (web/)', /managed_eventsource::web::|^"?shell_|^"?__wbg_shell/],
+    ['allocator and collections (lol_alloc, alloc)', /lol_alloc|alloc::|alloc\[|__rust_(alloc|realloc|dealloc)|__wbindgen_(malloc|realloc|free)/],
+    ["wasm-bindgen's runtime (externref table, conversions)", /wasm_bindgen|__externref|__wbindgen|js_sys|getrandom/],
+    ['imports (names, types)', /^"?import /],
+    ['data (strings, tables)', /data segment/],
+  ];
+  const totals = new Map(groups.map(([name]) => [name, 0]));
+  let other = 0;
+  for (const line of out.split('\n').slice(1)) {
+    const m = line.match(/^(.*),(\d+),[\d.]+,/);
+    if (!m || /names"+ subsection|custom section|section headers/.test(m[1])) continue;
+    const group = groups.find(([, re]) => re.test(m[1]));
+    if (group) totals.set(group[0], totals.get(group[0]) + Number(m[2]));
+    else other += Number(m[2]);
+  }
+  return [...totals, ['core library and the rest', other]];
+}
+
+const verdict = page <= TARGET ? 'met' : `missed by ${kb(page - TARGET)}`;
+console.log(`${'file'.padEnd(40)} ${'bytes'.padStart(8)} ${'gzip -9'.padStart(8)}`);
+for (const f of files) console.log(`${f.file.padEnd(40)} ${String(f.bytes).padStart(8)} ${String(f.gzip).padStart(8)}   (${f.flavour})`);
+console.log(`\nWhat a page loads (ES module entry): ${kb(page)} gzip; the target is ${kb(TARGET)}: ${verdict}.`);
+if (parts.length) {
+  console.log('\nParts, each measured alone:');
+  for (const [name, bytes, g] of parts) console.log(`  ${name.padEnd(56)} ${String(bytes).padStart(7)} ${String(g).padStart(7)}`);
+}
+const twiggy = breakdown();
+if (twiggy) {
+  console.log('\nWhere the wasm goes (twiggy, bytes before compression):');
+  for (const [name, bytes] of twiggy) console.log(`  ${name.padEnd(60)} ${String(bytes).padStart(7)}`);
+} else console.log('\n(install twiggy with `cargo install twiggy` for a breakdown of the wasm by module)');
+console.log('\nJavaScript peers, bundled and minified by esbuild, gzip -9 (baseline, same run):');
+for (const p of peers) console.log(`  ${p.name.padEnd(40)} ${String(p.gzip).padStart(8)}   managed-eventsource is ${p.ratio.toFixed(1)}x`);
 
 if (process.argv.includes('--write')) {
   let md = '<!-- size:begin -->\n<!-- Generated by `npm run size -- --write` (scripts/size.mjs); edits here are overwritten. -->\n\n';
-  md += '| file | bytes | gzip -9 |\n| --- | ---: | ---: |\n';
-  for (const [name, bytes, g] of rows) md += `| ${name.startsWith('total') ? `**${name}**` : `\`${name}\``} | ${bytes ?? ''} | ${g} |\n`;
-  md += `\nA page loads **${kb(module)}** gzipped; the project's target is 10 kB, ${module <= TARGET ? 'met' : `missed by ${kb(module - TARGET)}`}. For comparison, measured in the same run:\n\n`;
-  md += '| peer (JavaScript, unminified as published) | gzip -9 | managed-eventsource is |\n| --- | ---: | ---: |\n';
-  for (const [name, g, ratio] of peerRows) md += `| ${name} | ${g} | ${ratio.toFixed(1)}× |\n`;
+  md += '| file a page loads | bytes | gzip -9 |\n| --- | ---: | ---: |\n';
+  for (const f of files) md += `| \`${f.file}\` (${f.flavour}) | ${f.bytes} | ${f.gzip} |\n`;
+  md += `\nA page loads **${kb(page)}** gzipped, the wasm included; the target is ${kb(TARGET)}: ${verdict}. The parts, each measured alone:\n\n`;
+  md += '| part | bytes | gzip -9 |\n| --- | ---: | ---: |\n';
+  for (const [name, bytes, g] of parts) md += `| ${name} | ${bytes} | ${g} |\n`;
+  if (twiggy) {
+    md += '\nWhere the wasm goes, by module (twiggy on the same module with its names kept; bytes before compression):\n\n| module | bytes |\n| --- | ---: |\n';
+    for (const [name, bytes] of twiggy) md += `| ${name} | ${bytes} |\n`;
+  }
+  md += '\nFor comparison, measured in the same run:\n\n| peer (JavaScript, bundled and minified by esbuild) | gzip -9 | managed-eventsource is |\n| --- | ---: | ---: |\n';
+  for (const p of peers) md += `| ${p.name} | ${p.gzip} | ${p.ratio.toFixed(1)}× |\n`;
   md += '\n<!-- size:end -->';
   const readme = readFileSync(join(root, 'README.md'), 'utf8');
   const a = readme.indexOf('<!-- size:begin -->');

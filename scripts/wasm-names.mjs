@@ -121,36 +121,51 @@ const escape = (s) => s.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /**
  * Minifies `wasm`'s import and export names and rewrites `glue` (wasm-bindgen's `--target web` output) to
- * match. Imports of functions the glue defines itself get short names; the module paths become one letter;
- * direct imports from snippets keep their (already short) export names. Returns { wasm, glue, saved }.
+ * match. Every import gets a short name and every module path one letter; imports the wasm takes straight
+ * from a snippet (`import * as importN from './snippets/...'`) become members of an object literal, so a
+ * bundler sees plain references and keeps only what is used. Returns { wasm, glue, saved }.
  */
 export function minifyNames(wasm, glue) {
   const { imports, exports } = names(wasm);
   const gen = shortNames();
   const modules = new Map();
-  const fields = new Map();
+  const fields = new Map(); // "module\0field" -> short name
   for (const [m, f] of imports) {
     if (!modules.has(m)) modules.set(m, gen.next().value);
-    // Only names the glue defines as object keys (`name: function`) can be renamed; snippet exports cannot.
-    if (new RegExp(`\\b${escape(f)}:\\s*function`).test(glue) && !fields.has(f)) fields.set(f, gen.next().value);
+    fields.set(`${m}\0${f}`, gen.next().value);
   }
   const exportGen = shortNames();
   const exported = new Map(exports.map((e) => [e, exportGen.next().value]));
   const out = rewrite(wasm, {
     module: (m) => modules.get(m),
-    field: (m, f) => fields.get(f) ?? f,
+    field: (m, f) => fields.get(`${m}\0${f}`),
     exported: (e) => exported.get(e),
   });
+
+  // Imports the glue defines itself: `name: function` keys of the first import object.
   let g = glue;
-  for (const [f, short] of fields) g = g.replace(new RegExp(`\\b${escape(f)}(?=:\\s*function)`, 'g'), short);
-  // The import object's module keys; wasm-bindgen may list a snippet module more than once.
+  for (const [key, short] of fields) {
+    const [m, f] = key.split('\0');
+    if (m.startsWith('./snippets/')) continue;
+    const re = new RegExp(`\\b${escape(f)}(?=:\\s*function)`, 'g');
+    if (!re.test(g)) throw new Error(`wasm-names: the glue defines no import named ${f}`);
+    g = g.replace(re, short);
+  }
+  // The import object's entries: the glue's own object, then one namespace per snippet import.
+  const namespaces = new Map(); // importN -> module path
+  for (const m of g.matchAll(/^import \* as (import\d+) from "([^"]+)"$/gm)) namespaces.set(m[1], m[2]);
   const seen = new Set();
   g = g.replace(/^(\s*)"([^"]+)": (import\d+),\n/gm, (line, indent, m, value) => {
     const short = modules.get(m);
     if (!short) throw new Error(`wasm-names: the glue names a module the wasm does not import: ${m}`);
     if (seen.has(short)) return '';
     seen.add(short);
-    return `${indent}${short}: ${value},\n`;
+    if (!namespaces.has(value)) return `${indent}${short}: ${value},\n`;
+    const members = imports
+      .filter(([mm]) => mm === m)
+      .map(([, f]) => `${fields.get(`${m}\0${f}`)}: ${value}.${f}`)
+      .join(', ');
+    return `${indent}${short}: { ${members} },\n`;
   });
   for (const m of modules.keys()) {
     if (!seen.has(modules.get(m))) throw new Error(`wasm-names: no import object entry for ${m}`);

@@ -52,30 +52,31 @@ fn hex_value(b: u8) -> Option<u8> {
     }
 }
 
-/// Decodes a query-string key to bytes: `+` is a space, `%XX` a byte; malformed escapes stay as they are.
-pub fn decode_component(s: &str) -> Vec<u8> {
-    let mut out = Vec::with_capacity(s.len());
+/// The bytes of a decoded query-string key: `+` is a space, `%XX` a byte; malformed escapes stay as they
+/// are.
+fn decoded(s: &str) -> impl Iterator<Item = u8> + '_ {
     let mut bytes = s.bytes();
-    while let Some(b) = bytes.next() {
+    core::iter::from_fn(move || {
+        let b = bytes.next()?;
         let mut ahead = bytes.clone();
-        let escaped = match (
+        match (
             b,
             ahead.next().and_then(hex_value),
             ahead.next().and_then(hex_value),
         ) {
-            (b'%', Some(h), Some(l)) => Some(h << 4 | l),
-            _ => None,
-        };
-        match escaped {
-            Some(v) => {
-                out.push(v);
+            (b'%', Some(h), Some(l)) => {
                 bytes = ahead;
+                Some(h << 4 | l)
             }
-            None if b == b'+' => out.push(b' '),
-            None => out.push(b),
+            (b'+', ..) => Some(b' '),
+            _ => Some(b),
         }
-    }
-    out
+    })
+}
+
+/// Decodes a query-string key to bytes: `+` is a space, `%XX` a byte; malformed escapes stay as they are.
+pub fn decode_component(s: &str) -> Vec<u8> {
+    decoded(s).collect()
 }
 
 /// The position of the first `c` in `s`, or its length.
@@ -98,7 +99,7 @@ pub fn with_param(url: &str, name: &str, value: &str) -> String {
         let pair = cut(at, at + find(pair, b'&'));
         at += pair.len() + 1;
         let key = pair.get(..find(pair, b'=')).unwrap_or(pair);
-        if pair.is_empty() || decode_component(key) == name.as_bytes() {
+        if pair.is_empty() || decoded(key).eq(name.bytes()) {
             continue;
         }
         out.push_str(pair);

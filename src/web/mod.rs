@@ -128,7 +128,7 @@ impl Shell {
         if what == 3 {
             return self.shared.live();
         }
-        let core = self.shared.core.borrow();
+        let core = self.shared.get();
         let m = &core.machine;
         match what {
             0 => shell::status_index(m.status()),
@@ -141,7 +141,7 @@ impl Shell {
     #[wasm_bindgen(js_name = lastEventId)]
     pub fn last_event_id(&self) -> String {
         self.shared.sync_ids();
-        self.shared.core.borrow().machine.last_event_id().into()
+        self.shared.get().machine.last_event_id().into()
     }
 }
 

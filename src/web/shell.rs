@@ -87,6 +87,18 @@ fn seed() -> u64 {
 }
 
 impl Shared {
+    /// The core, borrowed. One call site for the borrow check, so one copy of its panic path.
+    #[inline(never)]
+    pub(crate) fn get(&self) -> core::cell::Ref<'_, Core> {
+        self.core.borrow()
+    }
+
+    /// The core, borrowed mutably (see [`Shared::get`]).
+    #[inline(never)]
+    pub(crate) fn get_mut(&self) -> core::cell::RefMut<'_, Core> {
+        self.core.borrow_mut()
+    }
+
     pub(crate) fn new(config: Config, settings: Settings, link: JsValue) -> Rc<Shared> {
         let mut rng = SplitMix64::new(seed());
         // Mix once so that nearby seeds do not start nearby.
@@ -111,12 +123,12 @@ impl Shared {
     /// Starts: the first connection, then the page listeners. Returns what opening the first source threw.
     pub(crate) fn start(self: &Rc<Self>) -> Result<(), JsValue> {
         self.feed(Input::Start);
-        let open_error = self.core.borrow_mut().open_error.take();
+        let open_error = self.get_mut().open_error.take();
         if let Some(e) = open_error {
             self.feed(Input::Close);
             return Err(e);
         }
-        let mut core = self.core.borrow_mut();
+        let mut core = self.get_mut();
         let config = *core.machine.config();
         if let Some(link) = &core.link {
             let page = js::watch(link, config.wake_on_visible, config.wake_on_online);
@@ -134,7 +146,7 @@ impl Shared {
             },
             input::TIMER => {
                 // It has fired: drop our handle to it before the machine arms the next one.
-                let spent = self.core.borrow_mut().timer.take();
+                let spent = self.get_mut().timer.take();
                 drop(spent);
                 Input::TimerFired
             }
@@ -154,7 +166,7 @@ impl Shared {
 
     /// Tells the machine what ids the live source's events carried (see [`Input::Seen`]).
     pub(crate) fn sync_ids(&self) {
-        let mut core = self.core.borrow_mut();
+        let mut core = self.get_mut();
         let seen = core.connection.as_ref().and_then(|c| {
             let last = js::event_id(&c.record, 1)?;
             Some(Input::Seen {
@@ -171,7 +183,7 @@ impl Shared {
     pub(crate) fn feed(self: &Rc<Self>, input: Input) {
         self.sync_ids();
         {
-            let mut core = self.core.borrow_mut();
+            let mut core = self.get_mut();
             let mut out = Vec::new();
             core.machine.handle_into(input, &mut out);
             core.queue.extend(out.into_iter().map(Some));
@@ -182,7 +194,7 @@ impl Shared {
         }
         loop {
             let next = {
-                let mut core = self.core.borrow_mut();
+                let mut core = self.get_mut();
                 let core = &mut *core;
                 let mut next = None;
                 while let Some(slot) = core.queue.get_mut(core.head) {
@@ -208,7 +220,7 @@ impl Shared {
         }
         // Closed and told: let the page listeners and the JavaScript half go.
         let (page, link) = {
-            let mut core = self.core.borrow_mut();
+            let mut core = self.get_mut();
             if !core.machine.closed() || core.draining {
                 return;
             }
@@ -219,7 +231,7 @@ impl Shared {
     }
 
     fn link(&self) -> Option<JsValue> {
-        self.core.borrow().link.clone()
+        self.get().link.clone()
     }
 
     fn notify(&self, what: u32, a: u32, b: u32) {
@@ -232,17 +244,17 @@ impl Shared {
         match command {
             Command::OpenSource { resume_from } => self.open(resume_from),
             Command::CloseSource => {
-                let old = self.core.borrow_mut().connection.take();
+                let old = self.get_mut().connection.take();
                 drop(old);
             }
             Command::ArmTimer { ms } => {
                 let Some(link) = self.link() else { return };
                 let timer = Timer::new(&link, ms, input::TIMER);
-                let old = self.core.borrow_mut().timer.replace(timer);
+                let old = self.get_mut().timer.replace(timer);
                 drop(old);
             }
             Command::DisarmTimer => {
-                let old = self.core.borrow_mut().timer.take();
+                let old = self.get_mut().timer.take();
                 drop(old);
             }
             Command::Status(status) => self.notify(note::STATUS, status_index(status), 0),
@@ -264,7 +276,7 @@ impl Shared {
         let Some(link) = self.link() else { return };
         let source = js::url_of(&link).and_then(|base| {
             let (url, with_credentials) = {
-                let core = self.core.borrow();
+                let core = self.get();
                 let url = match (&core.settings.param, resume_from) {
                     (Some(param), Some(id)) => resume::with_param(&base, param, &id),
                     _ => base,
@@ -281,7 +293,7 @@ impl Shared {
                 // A URL function that throws or an invalid URL: the first time, the constructor throws it;
                 // later, it is reported and counts as a failed attempt.
                 let first = {
-                    let mut core = self.core.borrow_mut();
+                    let mut core = self.get_mut();
                     let first = !core.opened;
                     if first {
                         core.open_error = Some(e.clone());
@@ -297,9 +309,9 @@ impl Shared {
                 return;
             }
         };
-        let hint = self.core.borrow().settings.hint_event.clone();
+        let hint = self.get().settings.hint_event.clone();
         let record = js::attach(&link, &source, hint);
-        let mut core = self.core.borrow_mut();
+        let mut core = self.get_mut();
         core.opened = true;
         let old = core.connection.replace(Connection { source, record });
         drop(core);
@@ -308,7 +320,7 @@ impl Shared {
 
     /// How many of our listeners and timers are live: 0 after `close()` (for tests).
     pub(crate) fn live(&self) -> u32 {
-        let core = self.core.borrow();
+        let core = self.get();
         core.connection.is_some() as u32 + core.timer.is_some() as u32 + core.page.is_some() as u32
     }
 }
