@@ -8,7 +8,8 @@
 //! - at most one live source, and at most one armed timer;
 //! - nothing opens and no timer is armed after [`Input::Close`];
 //! - the attempt counter resets on [`Input::Opened`], not on the first event;
-//! - every delay lies in `[0, max_ms]` unless a server hint asks for more;
+//! - every delay lies in `[0, max_ms]` unless a server hint asks for more, and a hint adds at most
+//!   `max_hint_ms`;
 //! - after `max_attempts` reconnect attempts fail in a row, nothing is scheduled until
 //!   [`Input::RetryNow`], [`Input::PageVisible`] or [`Input::Online`].
 //!
@@ -165,6 +166,8 @@ pub struct Config {
     pub wake_on_visible: bool,
     /// Whether [`Input::Online`] wakes a waiting or failed stream (and [`Input::Offline`] pauses waiting).
     pub wake_on_online: bool,
+    /// The longest wait a server hint may impose, ms (`maxHintMs`).
+    pub max_hint_ms: u32,
 }
 
 impl Default for Config {
@@ -175,6 +178,7 @@ impl Default for Config {
             resume: false,
             wake_on_visible: true,
             wake_on_online: true,
+            max_hint_ms: crate::options::DEFAULT_MAX_HINT_MS,
         }
     }
 }
@@ -332,7 +336,7 @@ impl<R: Random> Machine<R> {
             }
             Input::RetryHint { ms } => {
                 if self.phase != Phase::Idle {
-                    self.ladder.hint(ms);
+                    self.ladder.hint(ms.min(self.config.max_hint_ms));
                 }
             }
             Input::Stalled => {

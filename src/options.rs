@@ -77,21 +77,6 @@ impl core::fmt::Display for OptionError {
 
 impl core::error::Error for OptionError {}
 
-/// The names of the JavaScript options, in the order the shell takes their values.
-pub const KEYS: [&str; 11] = [
-    "withCredentials",
-    "reconnect",
-    "jitter",
-    "baseMs",
-    "maxMs",
-    "factor",
-    "maxAttempts",
-    "lastEventIdParam",
-    "reconnectOnVisible",
-    "reconnectOnOnline",
-    "retryHintEvent",
-];
-
 /// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Options {
@@ -118,6 +103,8 @@ pub struct Options {
     /// An event whose data is a delay in ms that the next reconnect waits at least (a server's retry
     /// hint, which a client that has taken over reconnecting cannot read from `retry:`). Default none.
     pub retry_hint_event: Option<String>,
+    /// The longest wait a server may impose through a retry hint, ms. Default 600000 (ten minutes).
+    pub max_hint_ms: f64,
 }
 
 impl Default for Options {
@@ -135,9 +122,13 @@ impl Default for Options {
             reconnect_on_visible: true,
             reconnect_on_online: true,
             retry_hint_event: None,
+            max_hint_ms: DEFAULT_MAX_HINT_MS as f64,
         }
     }
 }
+
+/// The default of `maxHintMs`: a server may ask a client to wait at most ten minutes.
+pub const DEFAULT_MAX_HINT_MS: u32 = 600_000;
 
 /// Parses the `jitter` option. Only the four public names are accepted.
 pub fn parse_jitter(name: &str) -> Result<Strategy, OptionError> {
@@ -183,12 +174,14 @@ fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
 impl Options {
     /// Checks every rule and returns the ladder the options describe.
     ///
-    /// Rules: `baseMs` and `maxMs` finite, not negative, at most 2147483647, and `maxMs` not below `baseMs`;
+    /// Rules: `baseMs`, `maxMs` and `maxHintMs` finite, not negative, at most 2147483647, and `maxMs` not
+    /// below `baseMs`;
     /// `factor` finite and at least 1; `maxAttempts` a whole number, not negative, or `Infinity`;
     /// `lastEventIdParam` and `retryHintEvent` not empty.
     pub fn validate(&self) -> Result<LadderConfig, OptionError> {
         check_delay("baseMs", self.base_ms)?;
         check_delay("maxMs", self.max_ms)?;
+        check_delay("maxHintMs", self.max_hint_ms)?;
         if self.max_ms < self.base_ms {
             return Err(OptionError::range_error(
                 "maxMs",

@@ -559,9 +559,19 @@ fn config() -> impl Strategy<Value = Config> {
         1.0f64..4.0,
         prop::option::of(0u32..6),
         any::<(bool, bool, bool)>(),
+        0u32..200_000,
     )
         .prop_map(
-            |(mode, strategy, base, extra, factor, max_attempts, (resume, vis, online))| Config {
+            |(
+                mode,
+                strategy,
+                base,
+                extra,
+                factor,
+                max_attempts,
+                (resume, vis, online),
+                max_hint_ms,
+            )| Config {
                 mode,
                 ladder: LadderConfig {
                     strategy,
@@ -573,6 +583,7 @@ fn config() -> impl Strategy<Value = Config> {
                 resume,
                 wake_on_visible: vis,
                 wake_on_online: online,
+                max_hint_ms,
             },
         )
 }
@@ -605,7 +616,7 @@ proptest! {
             let before_attempt = m.attempt();
             let was_live = m.source_live();
             match &input {
-                Input::RetryHint { ms } => max_hint = max_hint.max(*ms),
+                Input::RetryHint { ms } => max_hint = max_hint.max((*ms).min(config.max_hint_ms)),
                 Input::Seen { first, last } if was_live => {
                     last_id = if first.is_empty() && last.is_empty() { resumed_from.clone() } else { last.clone() };
                 }

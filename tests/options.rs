@@ -1,7 +1,7 @@
 //! Native tests of option validation: every rule, and the error it gives.
 #![cfg(not(target_arch = "wasm32"))]
 
-use managed_eventsource::ladder::Strategy;
+use managed_eventsource::ladder::{Ladder, SplitMix64, Strategy};
 use managed_eventsource::options::{
     parse_hint, parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect,
 };
@@ -197,5 +197,54 @@ fn retry_hints_are_read_like_the_retry_field() {
     assert_eq!(parse_hint("99999999999999"), Some(u32::MAX));
     for bad in ["", "-5", "1.5", "5s", "1e3", "NaN", "abc"] {
         assert_eq!(parse_hint(bad), None, "{bad}");
+    }
+}
+
+/// Any f64 a user can pass, the awkward ones over-represented.
+fn any_number() -> impl proptest::strategy::Strategy<Value = f64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(-0.0),
+        Just(2_147_483_647.0),
+        Just(2_147_483_648.0),
+        Just(4_503_599_627_370_496.5),
+        -1e6f64..1e10,
+        any::<f64>(),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 5000, ..Default::default() })]
+
+    /// Validation never panics; whatever it accepts builds a ladder whose every delay is in [0, maxMs].
+    #[test]
+    fn validation_accepts_only_what_the_ladder_can_run(
+        base in any_number(),
+        max in any_number(),
+        factor in any_number(),
+        attempts in any_number(),
+        hint in any_number(),
+        seed in proptest::prelude::any::<u64>(),
+    ) {
+        let o = Options { base_ms: base, max_ms: max, factor, max_attempts: attempts, max_hint_ms: hint, ..Options::default() };
+        match o.validate() {
+            Ok(ladder) => {
+                proptest::prop_assert!(base.is_finite() && base >= 0.0 && max >= base && max <= 2_147_483_647.0);
+                proptest::prop_assert!(factor.is_finite() && factor >= 1.0);
+                proptest::prop_assert!(hint.is_finite() && (0.0..=2_147_483_647.0).contains(&hint));
+                let mut l = Ladder::new(ladder);
+                let mut rng = SplitMix64::new(seed);
+                for d in l.delays(&mut rng).take(64) {
+                    proptest::prop_assert!(d as f64 <= max + 1.0, "delay {} above maxMs {}", d, max);
+                }
+            }
+            Err(e) => {
+                proptest::prop_assert!(!e.message().is_empty());
+                proptest::prop_assert!(e.message().contains(e.option));
+            }
+        }
     }
 }

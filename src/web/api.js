@@ -17,7 +17,7 @@
 /** Inputs of `Shell.input`; the same numbers as `In` in src/web/shell.rs. */
 const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8;
 /** Notifications from `notify`; the same numbers as `Note` in src/web/shell.rs. */
-const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4;
+const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4, ID_DROPPED = 5;
 const NAMES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
 const PREFIX = 'managed-eventsource: ';
 
@@ -44,6 +44,19 @@ export function report(e) {
 const fail = (message) => {
   throw new TypeError(PREFIX + message);
 };
+
+/**
+ * Runs `f` for Rust, which must never see an exception: one that unwinds through wasm skips its stack's
+ * epilogue, and a thousand later the module traps for the whole page. What would throw is reported.
+ */
+const guard = (f) =>
+  function (...args) {
+    try {
+      return f.apply(this, args);
+    } catch (e) {
+      report(e);
+    }
+  };
 
 /** The error Rust throws for an invalid option: a RangeError or a TypeError. */
 export const error = (range, message) => new (range ? RangeError : TypeError)(message);
@@ -153,7 +166,7 @@ function until(link, e) {
 }
 
 /** Called by Rust for every new EventSource: our listeners on it. `hint` is the retry-hint event's name. */
-export function attach(link, es, hint) {
+export const attach = guard(function attach(link, es, hint) {
   const c = { link, es, hint, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
   listen(c, 'open', (e) => {
     if (named(e)) return relayNamed(c, 'open', e);
@@ -175,7 +188,7 @@ export function attach(link, es, hint) {
   link.c = c;
   link.u = es.url;
   return c;
-}
+});
 
 /** A server event named `open` or `error` is an ordinary named event, delivered as the browser does. */
 function relayNamed(c, type, e) {
@@ -186,23 +199,23 @@ function relayNamed(c, type, e) {
 }
 
 /** Called by Rust before it closes a source: removes every listener of ours from it. */
-export function detach(c) {
+export const detach = guard(function detach(c) {
   for (let i = 0; i < c.fs.length; i += 2) c.es.removeEventListener(c.fs[i], c.fs[i + 1]);
   delete c.es.close;
   if (c.link.c === c) c.link.c = null;
-}
+});
 
 /** The `lastEventId` of the connection's first (`which` 0) or last (1) event; undefined before any. */
-export function eventId(c, which) {
+export const eventId = guard(function eventId(c, which) {
   return (which ? c.last : c.first)?.lastEventId;
-}
+});
 
 /** Whether an event arrived since the last call (for the stall watchdog). */
-export function active(c) {
+export const active = guard(function active(c) {
   const moved = c.last !== c.seen;
   c.seen = c.last;
   return moved;
-}
+});
 
 // ---- the control path -----------------------------------------------------------------------------------
 
@@ -217,7 +230,7 @@ function call(self, f, arg) {
 }
 
 /** What Rust tells the user. Never throws. */
-export function notify(link, what, a, b) {
+export const notify = guard(function notify(link, what, a, b) {
   const me = link.me, cb = link.cb, st = link.st;
   if (what === STATUS) {
     call(me, cb.onstatus, NAMES[a]);
@@ -233,24 +246,33 @@ export function notify(link, what, a, b) {
   } else if (what === GIVE_UP) {
     call(me, cb.ongiveup, { attempts: a });
     call(undefined, st.onGiveUp, a);
+  } else if (what === ID_DROPPED) {
+    report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
   }
-}
+});
 
-/** The base URL of the next attempt: the URL given, or what the URL function returns now. */
+/** Browsers refuse a URL of about 2 MB (Chromium); longer ones are refused here, before they reach wasm. */
+const MAX_URL = 1 << 21;
+
+/** The base URL of the next attempt: the URL given, or what the URL function returns now. Throws (Rust
+ * catches it) what a URL function throws, or a RangeError for a URL no browser would request. */
 export function urlOf(link) {
-  const u = link.url;
-  if (typeof u !== 'function') return u;
-  const v = u();
-  if (v == null) fail('the url function must return a string or a URL');
-  return `${v}`;
+  let u = link.url;
+  if (typeof u === 'function') {
+    u = u();
+    if (u == null) fail('the url function must return a string or a URL');
+    u = `${u}`;
+  }
+  if (u.length > MAX_URL) throw new RangeError(`${PREFIX}the url is ${u.length} characters long; browsers refuse more than ${MAX_URL}`);
+  return u;
 }
 
 /** Arms a timer for Rust: after `ms`, `input(what)`. Returns its id for `disarm`. */
-export const arm = (link, ms, what) => setTimeout(() => link.s.input(what), ms);
-export const disarm = (id) => clearTimeout(id);
+export const arm = guard((link, ms, what) => setTimeout(() => link.s.input(what), ms));
+export const disarm = guard((id) => clearTimeout(id));
 
 /** Listens to the page for Rust: visibility, back-forward cache and resume (`visible`), the network (`online`). */
-export function watch(link, visible, online) {
+export const watch = guard(function watch(link, visible, online) {
   const fs = [];
   const g = globalThis, d = g.document;
   const listen = (target, type, f) => {
@@ -268,11 +290,11 @@ export function watch(link, visible, online) {
     listen(g, 'offline', () => link.s.input(OFFLINE));
   }
   return fs;
-}
+});
 
-export function unwatch(fs) {
+export const unwatch = guard(function unwatch(fs) {
   for (const [target, type, f] of fs) target.removeEventListener(type, f);
-}
+});
 
 // ---- listeners, with EventTarget's rules ----------------------------------------------------------------
 
@@ -286,7 +308,7 @@ function slot(link, type) {
 const capture = (o) => (typeof o === 'boolean' ? o : o != null && typeof o === 'object' && !!o.capture);
 
 function add(link, type, f, o) {
-  type = String(type);
+  type = `${type}`; // ToString, as EventTarget converts it (a Symbol throws)
   if (f == null) return;
   if (typeof f !== 'function' && typeof f !== 'object') {
     fail("addEventListener's listener must be a function or an object with handleEvent");
@@ -307,10 +329,11 @@ function add(link, type, f, o) {
 }
 
 function remove(link, type, f, o) {
-  const s = link.t.get(String(type));
+  type = `${type}`;
+  const s = link.t.get(type);
   const c = capture(o);
   const x = s?.l.find((x) => !x.a && x.f === f && x.c === c);
-  if (x) drop(link, String(type), x);
+  if (x) drop(link, type, x);
 }
 
 /** Removes a listener entry; a dispatch under way skips it (EventTarget's "removed" flag). */
@@ -359,11 +382,27 @@ const NUMBERS = [
   ['maxAttempts', 'number'],
   ['reconnectOnVisible', 'boolean'],
   ['reconnectOnOnline', 'boolean'],
+  ['maxHintMs', 'number'],
 ];
 const STRINGS = ['lastEventIdParam', 'retryHintEvent'];
 const OPTIONS = [...NUMBERS.map(([k]) => k), ...STRINGS];
 
 const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
+
+/** Edit distance (Levenshtein) between two short strings. */
+function distance(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] !== b[j - 1]));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** The option `k` probably misspells (same letters but for case, or up to two edits away), if any. */
+const misspelt = (k) =>
+  OPTIONS.find((o) => o.toLowerCase() === k.toLowerCase() || (k.length > 4 && distance(o.toLowerCase(), k.toLowerCase()) <= 2));
 
 /** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
 function start(me, url, options, st) {
@@ -373,8 +412,11 @@ function start(me, url, options, st) {
     fail('options must be an object');
   }
   const o = options ?? {};
+  // A key EventSource does not know is ignored, as EventSource ignores it, unless it looks like one of
+  // ours misspelt: then silently taking the default would hide the mistake.
   for (const k of Object.keys(o)) {
-    if (!OPTIONS.includes(k)) fail("unknown option '" + k + "'");
+    const meant = OPTIONS.includes(k) ? null : misspelt(k);
+    if (meant) fail(`unknown option '${k}' (did you mean '${meant}'?)`);
   }
   const numbers = new Float64Array(NUMBERS.length);
   let given = 0;

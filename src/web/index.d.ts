@@ -31,6 +31,8 @@ export interface Options {
   /** An event whose data is a delay in ms: the next reconnect waits at least that long, plus the
    * ladder's own jitter (a server's load-shedding advice). Default none. */
   retryHintEvent?: string;
+  /** The longest wait in ms a server may impose through retryHintEvent. Default 600000. */
+  maxHintMs?: number;
 }
 
 export interface RetryInfo {

@@ -37,6 +37,7 @@ mod at {
     pub const MAX_ATTEMPTS: usize = 6;
     pub const RECONNECT_ON_VISIBLE: usize = 7;
     pub const RECONNECT_ON_ONLINE: usize = 8;
+    pub const MAX_HINT_MS: usize = 9;
 }
 
 /// Builds the options from what the JavaScript half read: `numbers[i]` counts only where bit `i` of `given`
@@ -75,6 +76,7 @@ fn read_options(
         reconnect_on_visible: flag(at::RECONNECT_ON_VISIBLE, d.reconnect_on_visible),
         reconnect_on_online: flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
         retry_hint_event,
+        max_hint_ms: number(at::MAX_HINT_MS, d.max_hint_ms),
     };
     let ladder = o.validate().map_err(throw)?;
     let config = Config {
@@ -83,6 +85,7 @@ fn read_options(
         resume: o.last_event_id_param.is_some(),
         wake_on_visible: o.reconnect_on_visible,
         wake_on_online: o.reconnect_on_online,
+        max_hint_ms: o.max_hint_ms as u32,
     };
     Ok((o, config))
 }

@@ -70,6 +70,8 @@ pub(crate) struct Core {
     draining: bool,
     /// An exception from opening the first source, rethrown by the constructor.
     pub open_error: Option<JsValue>,
+    /// Set when the first source could not be opened: a stream that never started tells nobody anything.
+    silent: bool,
 }
 
 pub(crate) struct Shared {
@@ -116,6 +118,7 @@ impl Shared {
                 head: 0,
                 draining: false,
                 open_error: None,
+                silent: false,
             }),
         })
     }
@@ -235,6 +238,9 @@ impl Shared {
     }
 
     fn notify(&self, what: u32, a: u32, b: u32) {
+        if self.get().silent {
+            return;
+        }
         if let Some(link) = self.link() {
             js::notify(&link, what, a, b);
         }
@@ -290,19 +296,18 @@ impl Shared {
         let source = match source {
             Ok(s) => s,
             Err(e) => {
-                // A URL function that throws or an invalid URL: the first time, the constructor throws it;
-                // later, it is reported and counts as a failed attempt.
-                let first = {
+                // A URL function that throws or an invalid URL: the first time, the constructor throws it
+                // (and the stream, which never started, reports nothing); later, it is reported and counts
+                // as a failed attempt.
+                {
                     let mut core = self.get_mut();
-                    let first = !core.opened;
-                    if first {
-                        core.open_error = Some(e.clone());
+                    if !core.opened {
+                        core.open_error = Some(e);
+                        core.silent = true;
+                        return;
                     }
-                    first
-                };
-                if !first {
-                    js::report(&e);
                 }
+                js::report(&e);
                 self.feed(Input::Failed {
                     browser_gave_up: true,
                 });

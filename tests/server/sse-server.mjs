@@ -19,6 +19,20 @@
 //   stream                                 send a numbered event every 25 ms until the client goes
 //   retry:MS                               first send a 'retry:' field
 //   hint:MS                                send a 'retry-hint' event with MS as data, then end
+//   slow:MS                                accept, then send nothing for MS before answering (what
+//                                          follows '+', or a stream)
+//   named:N:TYPE                           N numbered events of TYPE, interleaved with plain ones,
+//                                          then stream (TYPE 'error' is a server event named error)
+//   idreset                                events 1 and 2 with ids, an empty id: field, one event with no
+//                                          id, then end
+//   bigid:N                                one event whose id is N characters long, then end
+//   special                                the parser's corner cases (multi-line data, unicode, CRLF, a
+//                                          comment, an id reset, a named message, no space after ':'),
+//                                          then end
+//   chaos                                  one of: 503, a drop, a stall killed after 200 ms, or a
+//                                          random run of 50-600 events cut mid-stream (seeded per client)
+//
+//   GET /pkg/..., /tests/browser/...      static files, so that the in-browser suites run same-origin
 //
 // Events are numbered per client from 1 and resume after the id in the Last-Event-ID header or the
 // lastEventId query parameter, so a client that resumes correctly sees every id exactly once.
@@ -26,7 +40,25 @@
 // connection was destroyed, which would show one attempt as two.
 
 import http from 'node:http';
+import { readFile } from 'node:fs/promises';
+import { dirname, extname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const TYPES = { '.html': 'text/html; charset=utf-8', '.js': 'text/javascript', '.mjs': 'text/javascript', '.json': 'application/json' };
+
+/** A small seeded generator (mulberry32), so that a chaos run can be repeated. */
+function random(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {}) {
   const clients = new Map();
@@ -36,7 +68,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
 
   const client = (name) => {
     if (!clients.has(name)) {
-      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, nextId: 1 });
+      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, nextId: 1, rng: random(1), chaos: { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 } });
     }
     return clients.get(name);
   };
@@ -59,7 +91,8 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
   function sse(req, res, url) {
     const name = url.searchParams.get('c') ?? 'default';
     const c = client(name);
-    const step = c.steps.length ? c.steps.shift() : c.then;
+    let step = c.steps.length ? c.steps.shift() : c.then;
+    if (step === 'chaos') step = chaos(c);
     const headerId = req.headers['last-event-id'];
     const queryId = url.searchParams.get('lastEventId');
     const resumeFrom = Number(headerId ?? queryId ?? NaN);
@@ -76,12 +109,33 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
     const parts = step.split(/[+ ]/); // a '+' in a query string arrives as a space
     let prefix = '';
     let body = null;
+    let slow = 0;
     for (const part of parts) {
       const [kind, arg, arg2] = part.split(':');
       if (kind === 'retry') prefix += `retry: ${Number(arg)}\n\n`;
+      else if (kind === 'slow') slow = Number(arg);
       else body = { kind, arg, arg2 };
     }
     body ??= { kind: 'stream' };
+    if (slow) {
+      const timer = setTimeout(() => answer(req, res, c, prefix, body), slow);
+      res.on('close', () => clearTimeout(timer));
+      return;
+    }
+    answer(req, res, c, prefix, body);
+  }
+
+  /** Picks a chaos step for one connection: the test asks for 'chaos' and the server decides. */
+  function chaos(c) {
+    const r = c.rng();
+    if (r < 0.12) return (c.chaos.refusals++, '503');
+    if (r < 0.2) return (c.chaos.drops++, 'drop');
+    if (r < 0.28) return (c.chaos.stalls++, 'stallkill');
+    c.chaos.kills++;
+    return `cut:${50 + Math.floor(c.rng() * 550)}`;
+  }
+
+  function answer(req, res, c, prefix, body) {
     const { kind, arg, arg2 } = body;
 
     if (/^\d{3}$/.test(kind) && kind !== '200') {
@@ -116,9 +170,51 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
     res.write(prefix + ': hello\n\n');
 
     const send = (n, type) => {
-      for (let i = 0; i < n; i++) res.write(frame(c.nextId++, type, `event ${c.nextId - 1}`));
+      let chunk = '';
+      for (let i = 0; i < n; i++) chunk += frame(c.nextId++, type, `event ${c.nextId - 1}`);
+      c.chaos.sent += n;
+      res.write(chunk);
     };
     if (kind === 'stall') return; // headers sent, then silence
+    if (kind === 'stallkill') {
+      setTimeout(() => req.socket.destroy(), 200);
+      return;
+    }
+    if (kind === 'named') {
+      for (let i = 0; i < Number(arg); i++) {
+        send(1, arg2);
+        send(1);
+      }
+      const timer = setInterval(() => send(1), 25);
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (kind === 'idreset') {
+      res.write('id: 1\ndata: one\n\nid: 2\ndata: two\n\nid\ndata: reset\n\ndata: no id\n\n');
+      res.end();
+      return;
+    }
+    if (kind === 'special') {
+      res.write(
+        'data: first\ndata: second\n\n' +
+          'data: ünïcødé ✓ 𝄞 中文\n\n' +
+          ': a comment\n\n' +
+          'event: message\ndata: explicitly a message\n\n' +
+          'event: custom\r\ndata: crlf\r\nid: 7\r\n\r\n' +
+          'data:no space\n\n' +
+          'id: 8\ndata: eight\n\n' +
+          'id\ndata: reset\n\n' +
+          'data\n\n' +
+          'retry: soon\ndata: last\n\n',
+      );
+      res.end();
+      return;
+    }
+    if (kind === 'bigid') {
+      res.write(`id: ${'x'.repeat(Number(arg))}\ndata: big\n\n`);
+      res.end();
+      return;
+    }
     if (kind === 'events') {
       send(Number(arg), arg2);
       res.end();
@@ -159,11 +255,13 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
         c.log = [];
         c.maxOpen = c.open;
         c.nextId = 1;
+        c.rng = random(Number(url.searchParams.get('seed') ?? 1));
+        c.chaos = { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 };
         return json(req, res, { ok: true });
       }
       case '/log': {
         const c = client(url.searchParams.get('c') ?? 'default');
-        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, now: performance.now() });
+        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, now: performance.now(), chaos: c.chaos });
       }
       case '/outage': {
         const ms = Number(url.searchParams.get('ms') ?? 1000);
@@ -175,9 +273,24 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
         figures.push({ name: url.searchParams.get('name'), value: url.searchParams.get('value') });
         return json(req, res, { ok: true });
       default:
+        if (url.pathname.startsWith('/pkg/') || url.pathname.startsWith('/tests/browser/')) return file(res, url.pathname);
         res.shouldKeepAlive = false;
         res.writeHead(404, cors(req));
         res.end();
+    }
+  }
+
+  async function file(res, path) {
+    res.shouldKeepAlive = false;
+    const full = normalize(join(root, path));
+    try {
+      if (!full.startsWith(root + '/')) throw new Error('outside');
+      const body = await readFile(full);
+      res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-store' });
+      res.end(body);
+    } catch {
+      res.writeHead(404);
+      res.end();
     }
   }
 

@@ -1,0 +1,364 @@
+// Issue 10: each defect a hostile review found, as a regression test; then 10,000 throws through every
+// path where user code runs or user objects are read; hostile inputs; the fault matrix; and chaos.
+import { ManagedEventSource, createManagedStream } from '/pkg/index.js';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, reported } from './lib.mjs';
+
+/** A stream that must deliver events: proof that the module still works. */
+async function streams(c) {
+  await plan(c, '', 'stream');
+  const es = new ManagedEventSource(url(c), { baseMs: 20 });
+  let n = 0;
+  es.onmessage = () => n++;
+  const got = await until(5000, () => n >= 3);
+  es.close();
+  ok(got, `${c}: the module no longer streams`);
+}
+
+const boom = () => new Error('user code threw on purpose');
+
+test('1. exceptions from user objects and code never unwind through wasm (10,000 throws)', async () => {
+  const thrown = [];
+  const expectUser = (f) => {
+    const e = throws(f);
+    ok(e.message === 'user code threw on purpose', `expected the user's own error, got ${e}`);
+    thrown.push(e);
+  };
+  const ownKeys = new Proxy({}, { ownKeys: () => { throw boom(); } });
+  const getter = { get baseMs() { throw boom(); } };
+  const events = { get update() { throw boom(); } };
+  const keysOfEvents = { events: new Proxy({}, { ownKeys: () => { throw boom(); } }) };
+  const urlFn = () => { throw boom(); };
+  for (let i = 0; i < 2000; i++) {
+    expectUser(() => new ManagedEventSource(url('never'), ownKeys));
+    expectUser(() => new ManagedEventSource(url('never'), getter));
+    expectUser(() => createManagedStream(url('never'), { events }));
+    expectUser(() => createManagedStream(url('never'), keysOfEvents));
+    expectUser(() => new ManagedEventSource(urlFn));
+  }
+  eq(thrown.length, 10000);
+  eq((await log('never')).attempts.length, 0, 'no connection for a stream that never started');
+  // Callbacks that throw on every call, through every notification: reported, the client carries on.
+  await plan('throwing', 'events:50', 'events:50');
+  const before = reported.length;
+  const es = new ManagedEventSource(url('throwing'), { baseMs: 0, jitter: 'none', retryHintEvent: 'hint' });
+  for (const k of ['onopen', 'onmessage', 'onerror', 'onstatus', 'onretry']) es[k] = () => { throw boom(); };
+  es.addEventListener('message', { handleEvent() { throw boom(); } });
+  ok(await until(20000, () => reported.length - before >= 10000), `only ${reported.length - before} reported`);
+  es.close();
+  figure('throws through user objects and callbacks', thrown.length + reported.length - before);
+  await streams('after-throws');
+});
+
+test("2. a server event named 'error' is an event, not a failure", async () => {
+  for (const reconnect of ['backoff', 'browser']) {
+    const c = `named-error-${reconnect}`;
+    await plan(c, 'named:3:error', 'stream');
+    const es = new ManagedEventSource(url(c), { reconnect, baseMs: 20 });
+    const seen = watch(es);
+    const named = [];
+    es.addEventListener('error', (e) => { if (e.data !== undefined) named.push(e.data); });
+    ok(await until(5000, () => seen.events.filter((e) => e[0] === 'message').length >= 6), `${reconnect}: messages ${seen.events.length}`);
+    es.close();
+    eq(named.length, 3, `${reconnect}: the named events reached 'error' listeners`);
+    eq(seen.errors, 0, `${reconnect}: no connection error`);
+    eq(seen.statuses, ['open', 'closed'], `${reconnect}:`);
+    eq((await log(c)).attempts.length, 1, `${reconnect}: one connection`);
+  }
+});
+
+test('3. Symbol.dispose closes the stream; nothing throws after it', async () => {
+  await plan('dispose', '', 'stream');
+  const es = new ManagedEventSource(url('dispose'));
+  ok(await until(3000, () => es.status === 'open'));
+  if (typeof Symbol.dispose === 'symbol') es[Symbol.dispose]();
+  else es.close();
+  eq(es.status, 'closed');
+  es.close();
+  es.reconnectNow();
+  es.onmessage = () => {};
+  eq(es.readyState, 2);
+  await sleep(100);
+  eq((await log('dispose')).open, 0, 'the server connection is gone');
+});
+
+test('4. handlers see the instance as this and as target; closing the inner source closes the instance', async () => {
+  await plan('target', '', 'stream');
+  const es = new ManagedEventSource(url('target'));
+  const seen = [];
+  es.onopen = function (e) { seen.push(['open', this === es, e.target === es, e.currentTarget === es]); };
+  es.addEventListener('message', function (e) {
+    seen.push(['message', this === es, e.target === es, e.currentTarget === es, e.srcElement === es, e.composedPath()[0] === es]);
+    e.target.close(); // what a handler that was given the native source would do
+  });
+  ok(await until(3000, () => es.status === 'closed'));
+  eq(seen, [['open', true, true, true], ['message', true, true, true, true, true]]);
+  await sleep(100);
+  eq((await log('target')).open, 0);
+});
+
+test('5. a console.error that throws does not wedge the client', async () => {
+  const original = console.error;
+  const originalReport = globalThis.reportError;
+  console.error = () => { throw boom(); };
+  globalThis.reportError = undefined;
+  try {
+    await plan('console', 'cut:2,503', 'stream');
+    const es = new ManagedEventSource(url('console'), { baseMs: 20, jitter: 'none' });
+    es.onmessage = () => { throw boom(); };
+    ok(await until(5000, async () => (await log('console')).attempts.length >= 3));
+    await plan('console', '', 'stream');
+    es.reconnectNow();
+    ok(await until(3000, () => es.status === 'open'));
+    es.close();
+  } finally {
+    console.error = original;
+    globalThis.reportError = originalReport;
+  }
+});
+
+test('6. an empty id: field resets the last event id, as EventSource does', async () => {
+  await plan('idreset', 'idreset', 'stream');
+  const es = new ManagedEventSource(url('idreset'), { baseMs: 20, jitter: 'none', lastEventIdParam: 'lastEventId' });
+  const ids = [];
+  es.onmessage = (e) => ids.push(e.lastEventId);
+  ok(await until(5000, async () => (await log('idreset')).attempts.length >= 2));
+  es.close();
+  eq(ids.slice(0, 4), ['1', '2', '', '']);
+  const attempts = (await log('idreset')).attempts;
+  ok(!attempts[1].url.includes('lastEventId'), `the reconnect carried an id: ${attempts[1].url}`);
+});
+
+test("7. listener dispatch follows EventTarget: removed during an event is not called; types are strings", async () => {
+  await plan('dispatch', 'named:2:123', 'stream');
+  const es = new ManagedEventSource(url('dispatch'));
+  const calls = [];
+  const second = () => calls.push('second');
+  es.addEventListener('message', () => { calls.push('first'); es.removeEventListener('message', second); });
+  es.addEventListener('message', second);
+  const numbered = [];
+  es.addEventListener(123, (e) => numbered.push(e.type));
+  ok(await until(3000, () => numbered.length >= 2));
+  es.close();
+  eq(calls.slice(0, 2), ['first', 'first'], 'the removed listener was called');
+  eq(numbered, ['123', '123']);
+});
+
+test('8. errors in options reach the caller; a stream that never started reports nothing', async () => {
+  const e1 = throws(() => new ManagedEventSource(url('x'), new Proxy({}, { get() { throw boom(); }, ownKeys: () => ['baseMs'], getOwnPropertyDescriptor: () => ({ value: 1, enumerable: true, configurable: true }) })));
+  eq(e1.message, 'user code threw on purpose');
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  ok(throws(() => new ManagedEventSource(url('x'), proxy)) instanceof TypeError);
+  await plan('never-started', '', 'stream');
+  const heard = [];
+  const e2 = throws(() =>
+    createManagedStream(() => { throw boom(); }, {
+      onStatus: (s) => heard.push(s),
+      onRetryScheduled: (r) => heard.push(r),
+      onOpen: (o) => heard.push(o),
+    }),
+  );
+  eq(e2.message, 'user code threw on purpose');
+  await sleep(200);
+  eq(heard, [], 'callbacks of a stream that never started');
+  eq((await log('never-started')).attempts.length, 0);
+});
+
+test('9. no input reaches a trap: absurd listener types, huge URLs', async () => {
+  await plan('absurd', '', 'stream');
+  const es = new ManagedEventSource(url('absurd'));
+  es.addEventListener({ length: 2 ** 31, charCodeAt: () => 97, toString: () => 'absurd' }, () => {});
+  es.addEventListener({ [Symbol.toPrimitive]: () => 'also' }, () => {});
+  ok(throws(() => es.addEventListener(Symbol('no'), () => {})) instanceof TypeError);
+  const e = throws(() => new ManagedEventSource('http://127.0.0.1/' + 'a'.repeat(3 << 20)));
+  ok(e instanceof RangeError, String(e));
+  es.close();
+  await streams('after-absurd');
+});
+
+test('10. an oversized event id is reported, and the reconnect goes without it', async () => {
+  await plan('bigid', 'bigid:800000', 'stream');
+  const before = reported.length;
+  const es = new ManagedEventSource(url('bigid'), { baseMs: 20, jitter: 'none', lastEventIdParam: 'lastEventId' });
+  ok(await until(5000, async () => (await log('bigid')).attempts.length >= 2));
+  ok(await until(3000, () => es.status === 'open'));
+  eq(es.lastEventId.length > 0, true);
+  es.close();
+  const attempts = (await log('bigid')).attempts;
+  ok(attempts[1].url.length < 200, `the reconnect URL is ${attempts[1].url.length} long`);
+  const told = reported.slice(before).find((r) => r instanceof RangeError && /last event id is 800000 bytes/.test(r.message));
+  ok(told, 'the user was told');
+});
+
+test('a retry hint is capped by maxHintMs', async () => {
+  await plan('hintcap', 'hint:2000000000', 'stream');
+  const es = new ManagedEventSource(url('hintcap'), { baseMs: 10, jitter: 'none', retryHintEvent: 'retry-hint', maxHintMs: 300 });
+  const seen = watch(es);
+  ok(await until(5000, () => es.status === 'open' && seen.retries.length === 1));
+  es.close();
+  eq(seen.retries, [{ attempt: 1, delayMs: 310 }]);
+  ok(throws(() => new ManagedEventSource(url('x'), { maxHintMs: -1 })) instanceof RangeError);
+});
+
+// ---- hostile inputs ----------------------------------------------------------------------------------
+
+test('hostile inputs: each throws a TypeError, a RangeError or the user\'s own error; none traps', async () => {
+  const user = boom();
+  const cases = [];
+  const opt = (o) => () => new ManagedEventSource(url('hostile'), o);
+  const values = [NaN, -1, -Infinity, Infinity, 2 ** 31, 1e308, '1', true, {}, [], null, undefined, Symbol('s'), 10n, () => 1];
+  for (const key of ['baseMs', 'maxMs', 'factor', 'maxAttempts', 'maxHintMs']) {
+    for (const v of values) cases.push([`${key}: ${String(v)}`, opt({ [key]: v })]);
+  }
+  for (const key of ['jitter', 'reconnect', 'lastEventIdParam', 'retryHintEvent', 'withCredentials', 'reconnectOnVisible']) {
+    for (const v of ['', 'sometimes', 7, {}, Symbol('s'), 'open', 'error']) cases.push([`${key}: ${String(v)}`, opt({ [key]: v })]);
+  }
+  for (const o of [42, 'x', true, Symbol('o')]) cases.push([`options ${String(o)}`, opt(o)]);
+  cases.push(['unknown key', opt({ baseMS: 1 })]);
+  cases.push(['getter', opt({ get maxMs() { throw user; } })]);
+  cases.push(['Proxy has', opt(new Proxy({}, { ownKeys() { throw user; } }))]);
+  for (const u of [Symbol('u'), { toString() { throw user; } }, { [Symbol.toPrimitive]() { throw user; } }, 'http://[::1', 'http://a b/']) {
+    cases.push([`url ${typeof u}`, () => new ManagedEventSource(u)]);
+  }
+  cases.push(['url fn returning null', () => new ManagedEventSource(() => null)]);
+  cases.push(['url fn returning Symbol', () => new ManagedEventSource(() => Symbol('x'))]);
+  const es = new ManagedEventSource(url('hostile-target'));
+  for (const f of [1, 'f', true, 10n, Symbol('f')]) cases.push([`listener ${typeof f}`, () => es.addEventListener('x', f)]);
+  cases.push(['listener signal', () => es.addEventListener('x', () => {}, { signal: {} })]);
+  cases.push(['listener type Symbol', () => es.addEventListener(Symbol('t'), () => {})]);
+  cases.push(['listener options getter', () => es.addEventListener('x', () => {}, { get once() { throw user; } })]);
+  for (const k of ['onstatus', 'onretry', 'ongiveup']) cases.push([`${k} = 5`, () => { es[k] = 5; }]);
+  cases.push(['handlers 5', () => createManagedStream(url('x'), 5)]);
+  cases.push(['handlers unknown', () => createManagedStream(url('x'), { onOpn() {} })]);
+  cases.push(['handlers onOpen 5', () => createManagedStream(url('x'), { onOpen: 5 })]);
+  cases.push(['handlers events 5', () => createManagedStream(url('x'), { events: 5 })]);
+  cases.push(['handlers events.x 5', () => createManagedStream(url('x'), { events: { x: 5 } })]);
+  cases.push(['dispatchEvent 5', () => es.dispatchEvent(5)]);
+  let threw = 0;
+  const wrong = [];
+  for (const [name, f] of cases) {
+    let e;
+    try {
+      const made = f();
+      made?.close?.();
+      if (typeof made === 'function') made();
+      continue;
+    } catch (err) {
+      e = err;
+    }
+    threw++;
+    if (!(e instanceof TypeError || e instanceof RangeError || e === user || e?.name === 'SyntaxError')) wrong.push(`${name}: ${e}`);
+  }
+  es.close();
+  eq(wrong, [], 'untyped errors');
+  ok(cases.length >= 60, `${cases.length} cases`);
+  ok(threw >= 60, `only ${threw} of ${cases.length} threw`);
+  figure('hostile inputs tried', cases.length);
+  figure('hostile inputs rejected with a typed or the user\'s error', threw);
+  await streams('after-hostile');
+});
+
+// ---- the fault matrix -------------------------------------------------------------------------------
+
+/** Each fault as a first-attempt step; every later attempt streams. `refused` uses a closed port. */
+const FAULTS = [
+  ['drop mid-stream', 'retry:100+cut:2'],
+  ['refused connection', null],
+  ['500', '500'],
+  ['502', '502'],
+  ['503', '503'],
+  ['401', '401'],
+  ['403', '403'],
+  ['404', '404'],
+  ['204', '204'],
+  ['wrong content type', 'type'],
+  ['clean end of stream', 'retry:100+events:2'],
+  ['stall after headers', 'stall'],
+  ['soft shedding (200, retry:, end)', 'retry:100+events:0'],
+  ['accepts only after 1.5 s', 'slow:1500'],
+  ["server event named 'error'", 'named:2:error'],
+  ['empty id:', 'retry:100+idreset'],
+];
+
+/**
+ * What each mode must do: [statuses after 'connecting', connections the server sees]. In browser mode a
+ * refused connection is whatever the browser makes of it: Chromium retries it (so we count the attempts up
+ * to maxAttempts), Firefox fails the source at once.
+ */
+function expected(fault, mode) {
+  if (fault === 'refused connection' && mode === 'browser') {
+    return [/Firefox/.test(navigator.userAgent) ? ['failed'] : ['reconnecting', 'failed'], 0];
+  }
+  const reconnects = ['drop mid-stream', 'clean end of stream', 'soft shedding (200, retry:, end)', 'empty id:'];
+  const staysOpen = ['stall after headers', 'accepts only after 1.5 s', "server event named 'error'"];
+  const fails = ['500', '502', '503', '401', '403', '404', '204', 'wrong content type'];
+  if (staysOpen.includes(fault)) return [['open'], 1];
+  if (fault === 'refused connection') return mode === 'backoff' ? [['reconnecting', 'failed'], 0] : [['failed'], 0];
+  const opened = reconnects.includes(fault) && fault !== 'soft shedding (200, retry:, end)' ? ['open'] : fault === 'soft shedding (200, retry:, end)' ? ['open'] : [];
+  if (mode === 'false') return [[...opened, 'failed'], 1];
+  if (mode === 'browser' && fails.includes(fault)) return [['failed'], 1];
+  return [[...opened, 'reconnecting', 'open'], 2];
+}
+
+test('the fault matrix: 16 faults under backoff, browser and false', async () => {
+  const probe = await fetch('/log?c=refused-port');
+  ok(probe.ok);
+  const rows = [];
+  const failures = [];
+  for (const [fault, step] of FAULTS) {
+    const row = [fault];
+    for (const mode of ['backoff', 'browser', 'false']) {
+      const c = `matrix-${fault}-${mode}`.replace(/[^a-z0-9-]/gi, '_');
+      if (step) await plan(c, step, 'stream');
+      const reconnect = mode === 'false' ? false : mode;
+      const target = step ? url(c) : 'http://127.0.0.1:9/closed';
+      const es = new ManagedEventSource(target, { reconnect, baseMs: 50, maxMs: 50, jitter: 'none', maxAttempts: step ? Infinity : 2 });
+      const seen = watch(es);
+      const [statuses, connections] = expected(fault, mode);
+      const done = () => eq(seen.statuses, statuses) === undefined;
+      await until(6000, () => {
+        try {
+          return done();
+        } catch {
+          return false;
+        }
+      });
+      await sleep(fault === 'accepts only after 1.5 s' ? 300 : 150);
+      const got = { statuses: [...seen.statuses], connections: step ? (await log(c)).attempts.length : 0 };
+      es.close();
+      const pass = JSON.stringify(got.statuses) === JSON.stringify(statuses) && got.connections === connections;
+      if (!pass) failures.push(`${fault} / ${mode}: expected ${JSON.stringify(statuses)} with ${connections} connections, got ${JSON.stringify(got.statuses)} with ${got.connections}`);
+      row.push(`${got.statuses.join(' → ')} (${got.connections})${pass ? '' : ' ✗'}`);
+    }
+    rows.push(row);
+  }
+  figure('fault matrix', '\n| fault | backoff | browser | false |\n| --- | --- | --- | --- |\n' + rows.map((r) => `| ${r.join(' | ')} |`).join('\n'));
+  eq(failures, []);
+}, { timeout: 240000 });
+
+// ---- chaos ------------------------------------------------------------------------------------------
+
+test('chaos: 10,000 numbered events through kills, stalls and 503s, each exactly once and in order', async () => {
+  await plan('chaos', '', 'chaos', 7);
+  const es = new ManagedEventSource(url('chaos'), { baseMs: 5, maxMs: 40, lastEventIdParam: 'lastEventId' });
+  const ids = [];
+  es.onmessage = (e) => ids.push(Number(e.lastEventId));
+  const t0 = performance.now();
+  ok(await until(120000, () => ids.length >= 10000), `${ids.length} events`);
+  es.close();
+  const seconds = (performance.now() - t0) / 1000;
+  const first = ids.slice(0, 10000);
+  let lost = 0, repeated = 0, disordered = 0;
+  for (let i = 0; i < first.length; i++) {
+    if (first[i] !== i + 1) {
+      if (first[i] > i + 1) lost++;
+      else if (first.indexOf(first[i]) !== i) repeated++;
+      else disordered++;
+      break;
+    }
+  }
+  const { chaos, attempts } = await log('chaos');
+  figure('chaos', `${first.length} events in ${seconds.toFixed(1)} s over ${attempts.length} connections: ${chaos.kills} cut mid-stream, ${chaos.stalls} stalled, ${chaos.refusals} answered 503, ${chaos.drops} dropped; lost ${lost}, repeated ${repeated}, out of order ${disordered}`);
+  eq([lost, repeated, disordered], [0, 0, 0]);
+  ok(chaos.kills + chaos.stalls + chaos.refusals + chaos.drops >= 15, 'not enough chaos');
+}, { timeout: 150000 });

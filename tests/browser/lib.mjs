@@ -1,0 +1,112 @@
+// A small in-page test runner for the suites in this folder. Each suite registers tests with `test`; the
+// page runs them one at a time and leaves the results in `window.__results` (and posts them to the
+// server), where tests/page/suites.test.mjs picks them up in each browser.
+
+const tests = [];
+const figures = [];
+/** Errors the page reported (reportError, uncaught), which some tests expect and count. */
+export const reported = [];
+addEventListener('error', (e) => reported.push(e.error ?? e.message));
+
+/** Registers a test. */
+export function test(name, fn, { timeout = 30000 } = {}) {
+  tests.push({ name, fn, timeout });
+}
+
+/** Records a measured figure, printed by the runner. */
+export function figure(name, value) {
+  figures.push({ name, value: String(value) });
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Polls `cond` (which may be async) every 10 ms for up to `ms`; whether it came true. */
+export async function until(ms, cond) {
+  const t0 = performance.now();
+  while (performance.now() - t0 < ms) {
+    if (await cond()) return true;
+    await sleep(10);
+  }
+  return !!(await cond());
+}
+
+export class AssertionError extends Error {}
+
+export function ok(cond, message = 'expected true') {
+  if (!cond) throw new AssertionError(message);
+}
+
+const show = (v) => {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return String(v);
+  }
+};
+
+export function eq(actual, expected, message = '') {
+  if (show(actual) !== show(expected)) throw new AssertionError(`${message} expected ${show(expected)}, got ${show(actual)}`);
+}
+
+/** Calls `fn`, which must throw; returns what it threw. */
+export function throws(fn, message = 'expected a throw') {
+  try {
+    fn();
+  } catch (e) {
+    return e;
+  }
+  throw new AssertionError(message);
+}
+
+// ---- the fault-injecting server (tests/server/sse-server.mjs) ------------------------------------------
+
+export const url = (c, extra = '') => `${location.origin}/sse?c=${encodeURIComponent(c)}${extra}`;
+
+/** One step per connection attempt of client `c`, then `then` for every attempt after. */
+export async function plan(c, steps, then = 'stream', seed = 1) {
+  const q = new URLSearchParams({ c, steps, then, seed: String(seed) });
+  await fetch(`/plan?${q}`);
+}
+
+/** Every attempt the server saw from client `c`. */
+export async function log(c) {
+  return (await fetch(`/log?c=${encodeURIComponent(c)}`, { cache: 'no-store' })).json();
+}
+
+/** Records what a stream does: statuses, events, retries. */
+export function watch(es) {
+  const seen = { statuses: [], events: [], retries: [], errors: 0, opens: 0 };
+  es.onstatus = (s) => seen.statuses.push(s);
+  es.onretry = (r) => seen.retries.push(r);
+  es.addEventListener('open', () => seen.opens++);
+  es.addEventListener('error', (e) => (e.data === undefined ? seen.errors++ : seen.events.push(['error', e.data, e.lastEventId])));
+  es.addEventListener('message', (e) => seen.events.push(['message', e.data, e.lastEventId]));
+  return seen;
+}
+
+export async function run(suite) {
+  const results = [];
+  try {
+    await import(`./${suite}.mjs`);
+  } catch (e) {
+    results.push({ name: `load ${suite}`, ok: false, error: String(e?.stack ?? e) });
+  }
+  for (const t of tests) {
+    const t0 = performance.now();
+    let timer;
+    try {
+      await Promise.race([
+        t.fn(),
+        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`timed out after ${t.timeout} ms`)), t.timeout))),
+      ]);
+      results.push({ name: t.name, ok: true, ms: Math.round(performance.now() - t0) });
+    } catch (e) {
+      results.push({ name: t.name, ok: false, ms: Math.round(performance.now() - t0), error: `${e?.name}: ${e?.message}\n${e?.stack ?? ''}` });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const out = { suite, userAgent: navigator.userAgent, results, figures };
+  window.__results = out;
+  return out;
+}
