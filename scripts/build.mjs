@@ -132,7 +132,15 @@ export { ManagedEventSource, createManagedStream } from '${api}';
 // the main thread (see the README).
 let ready = false;
 const init = () => {
-  if (!ready) initSync({ module: inflate(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
+  if (ready) return;
+  try {
+    initSync({ module: inflate(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
+  } catch (e) {
+    if (/content.security|CSP/i.test(String(e?.message))) {
+      throw new Error("managed-eventsource: this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e });
+    }
+    throw e;
+  }
   ready = true;
 };
 define({ shell: (...args) => (init(), new Shell(...args)) });
@@ -163,6 +171,7 @@ function buildManifest() {
   writeFileSync(join(pkg, 'index.d.ts'), types);
   writeFileSync(join(pkg, 'index.d.cts'), types);
   copyFileSync(join(root, 'src', 'web', 'global.d.ts'), join(pkg, 'managed-eventsource.global.d.ts'));
+  copyFileSync(join(root, 'src', 'web', 'disposable.d.ts'), join(pkg, 'disposable.d.ts'));
   for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
   const cargo = readFileSync(join(root, 'Cargo.toml'), 'utf8');
   const field = (name) => cargo.match(new RegExp(`^${name} = "([^"]*)"`, 'm'))?.[1];
@@ -185,9 +194,10 @@ function buildManifest() {
       '.': main,
       './node': main,
       './global': { types: './managed-eventsource.global.d.ts', default: './managed-eventsource.global.js' },
+      './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,

@@ -406,6 +406,12 @@ const misspelt = (k) =>
 
 /** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
 function start(me, url, options, st) {
+  if (typeof EventSource !== 'function') {
+    fail(
+      'this runtime has no EventSource. In Node, install the eventsource package and set it first: ' +
+        "import { EventSource } from 'eventsource'; globalThis.EventSource = EventSource;",
+    );
+  }
   // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
   if (typeof url !== 'function') url = `${url}`;
   if (options != null && typeof options !== 'object' && typeof options !== 'function') {

@@ -50,6 +50,9 @@ export interface ManagedEventSourceEventMap {
   message: MessageEvent<string>;
 }
 
+/** The event a listener of `type` receives. */
+export type EventFor<K extends string> = K extends keyof ManagedEventSourceEventMap ? ManagedEventSourceEventMap[K] : MessageEvent<string>;
+
 /** A listener: a function (called with the instance as `this`) or an object with `handleEvent`. */
 export type Listener<E> = ((this: ManagedEventSource, ev: E) => unknown) | { handleEvent(ev: E): unknown };
 
@@ -80,18 +83,17 @@ export declare class ManagedEventSource {
   onstatus: ((this: ManagedEventSource, status: Status) => void) | null;
   onretry: ((this: ManagedEventSource, info: RetryInfo) => void) | null;
   ongiveup: ((this: ManagedEventSource, info: GiveUpInfo) => void) | null;
-  addEventListener<K extends keyof ManagedEventSourceEventMap>(
+  /** `open` and `error` listeners receive an `Event`; `message` and named events a `MessageEvent<string>`. */
+  addEventListener<K extends string>(
     type: K,
-    listener: Listener<ManagedEventSourceEventMap[K]> | null,
+    listener: Listener<EventFor<K>> | null,
     options?: boolean | AddEventListenerOptions,
   ): void;
-  addEventListener(type: string, listener: Listener<MessageEvent<string>> | null, options?: boolean | AddEventListenerOptions): void;
-  removeEventListener<K extends keyof ManagedEventSourceEventMap>(
+  removeEventListener<K extends string>(
     type: K,
-    listener: Listener<ManagedEventSourceEventMap[K]> | null,
+    listener: Listener<EventFor<K>> | null,
     options?: boolean | EventListenerOptions,
   ): void;
-  removeEventListener(type: string, listener: Listener<MessageEvent<string>> | null, options?: boolean | EventListenerOptions): void;
   dispatchEvent(event: Event): boolean;
   /** Resets the ladder and connects at once, also after status 'failed'. Does nothing after close(). */
   reconnectNow(): void;

@@ -60,7 +60,7 @@ function random(seed) {
   };
 }
 
-export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {}) {
+export function startServer({ port = 0, host = '127.0.0.1', quiet = true, statics = {} } = {}) {
   const clients = new Map();
   const figures = [];
   const sockets = new Set();
@@ -274,19 +274,23 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true } = {})
         return json(req, res, { ok: true });
       default:
         if (url.pathname.startsWith('/pkg/') || url.pathname.startsWith('/tests/browser/')) return file(res, url.pathname);
+        for (const [prefix, where] of Object.entries(statics)) {
+          const { dir, headers } = typeof where === 'string' ? { dir: where } : where;
+          if (url.pathname.startsWith(prefix)) return file(res, url.pathname.slice(prefix.length), dir, headers);
+        }
         res.shouldKeepAlive = false;
         res.writeHead(404, cors(req));
         res.end();
     }
   }
 
-  async function file(res, path) {
+  async function file(res, path, base = root, headers = {}) {
     res.shouldKeepAlive = false;
-    const full = normalize(join(root, path));
+    const full = normalize(join(base, path));
     try {
-      if (!full.startsWith(root + '/')) throw new Error('outside');
+      if (!full.startsWith(base + '/')) throw new Error('outside');
       const body = await readFile(full);
-      res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-store' });
+      res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-store', ...headers });
       res.end(body);
     } catch {
       res.writeHead(404);

@@ -1,0 +1,62 @@
+// Every member and option of the package, as a TypeScript user writes them. tests/page/package.test.mjs
+// compiles this against the packed package with tsc --strict --noEmit, skipLibCheck false, default lib.
+import { ManagedEventSource, createManagedStream } from 'managed-eventsource';
+import type { GiveUpInfo, Jitter, Options, RetryInfo, Status, StreamHandlers } from 'managed-eventsource';
+
+const jitter: Jitter = 'decorrelated';
+const options: Options = {
+  withCredentials: true,
+  reconnect: 'backoff',
+  jitter,
+  baseMs: 500,
+  maxMs: 30_000,
+  factor: 2,
+  maxAttempts: 10,
+  lastEventIdParam: 'lastEventId',
+  reconnectOnVisible: true,
+  reconnectOnOnline: false,
+  retryHintEvent: 'retry-hint',
+  maxHintMs: 60_000,
+};
+const es = new ManagedEventSource('/api/stream', options);
+const fromUrl = new ManagedEventSource(new URL('https://example.com/feed'), { reconnect: 'browser' });
+const fromFn = new ManagedEventSource(() => `/feed?token=${Math.random()}`, { reconnect: false });
+const state: 0 | 1 | 2 = es.readyState;
+const open: boolean = es.readyState === ManagedEventSource.OPEN || es.readyState === es.CONNECTING || state === es.CLOSED;
+const status: Status = es.status;
+const text: string = es.url + es.lastEventId;
+const n: number = es.attempt;
+const cred: boolean = es.withCredentials;
+es.onopen = (ev: Event) => void ev.type;
+es.onmessage = function (ev) {
+  const data: string = ev.data;
+  const self: ManagedEventSource = this;
+  void data, self, ev.lastEventId;
+};
+es.onerror = (ev) => void ev.target;
+es.onstatus = (s: Status) => void s;
+es.onretry = (info: RetryInfo) => void (info.attempt + info.delayMs);
+es.ongiveup = (info: GiveUpInfo) => void info.attempts;
+es.onmessage = null;
+es.addEventListener('open', (ev: Event) => void ev);
+es.addEventListener('error', (ev: Event) => void ev);
+es.addEventListener('message', (ev: MessageEvent<string>) => void ev.data.length);
+es.addEventListener('update', (ev) => void ev.data.length, { once: true, signal: new AbortController().signal });
+es.addEventListener('update', { handleEvent: (ev: MessageEvent<string>) => void ev.origin });
+es.removeEventListener('update', null);
+const dispatched: boolean = es.dispatchEvent(new Event('ping'));
+es.reconnectNow();
+es.close();
+fromUrl.close();
+fromFn.close();
+const handlers: StreamHandlers = {
+  onOpen: ({ attempt }) => void attempt,
+  onMessage: (ev) => void ev.data,
+  events: { update: (ev) => void ev.lastEventId },
+  onRetryScheduled: ({ attempt, wait }) => void (attempt + wait),
+  onGiveUp: (attempts: number) => void attempts,
+  onStatus: (s) => void s,
+};
+const stop: () => void = createManagedStream('/api/stream', handlers, { baseMs: 1000 });
+stop();
+void open, status, text, n, cred, dispatched;

@@ -1,0 +1,33 @@
+// Wrong usages: each line must be rejected by the types (tsc fails on an unused @ts-expect-error).
+import { ManagedEventSource, createManagedStream } from 'managed-eventsource';
+
+const es = new ManagedEventSource('/feed');
+// @ts-expect-error: no such jitter
+new ManagedEventSource('/feed', { jitter: 'wild' });
+// @ts-expect-error: baseMs is a number
+new ManagedEventSource('/feed', { baseMs: '100' });
+// @ts-expect-error: reconnect takes 'backoff', 'browser' or a boolean
+new ManagedEventSource('/feed', { reconnect: 'never' });
+// @ts-expect-error: a URL, a string or a function
+new ManagedEventSource(42);
+// @ts-expect-error: the URL function returns a URL
+new ManagedEventSource(() => 42);
+// @ts-expect-error: readyState is read-only
+es.readyState = 1;
+// @ts-expect-error: status is one of five names
+const s: 'live' = es.status;
+// @ts-expect-error: open events are not MessageEvents
+es.addEventListener('open', (ev: MessageEvent) => ev.data);
+// @ts-expect-error: onretry receives { attempt, delayMs }
+es.onretry = (info: { wait: number }) => info.wait;
+// @ts-expect-error: no such member
+es.reconnect();
+// @ts-expect-error: handlers must be functions
+createManagedStream('/feed', { onOpen: 5 });
+// @ts-expect-error: no such handler
+createManagedStream('/feed', { onOpn: () => {} });
+// @ts-expect-error: onGiveUp receives a number
+createManagedStream('/feed', { onGiveUp: (info: { attempts: number }) => info });
+// @ts-expect-error: CONNECTING is a constant
+ManagedEventSource.CONNECTING = 1;
+void s;
