@@ -1,6 +1,6 @@
 //! `npm run storm`: the seeds' figures, reproduced with the library's own ladder.
 //!
-//! Prints four tables and how long one million clients took to simulate. With `--write`, also writes
+//! Prints five tables and how long one million clients took to simulate. With `--write`, also writes
 //! the recovery curves to `docs/storm-*.svg` and replaces the section between `<!-- storm:begin -->` and
 //! `<!-- storm:end -->` in README.md, so that every figure there comes from this command.
 
@@ -203,7 +203,16 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
     let n = 20_000u32;
     let c = 500.0;
     let outage = 10_000u64;
-    let servers: [(&str, Admission, Option<Hints>); 4] = [
+    let paced = Some(Hints {
+        paced: true,
+        base_ms: 0,
+        spread_ms: 500,
+    });
+    let bucket = Admission::TokenBucket {
+        rate: c,
+        burst: 1000.0,
+    };
+    let servers: [(&str, Admission, Option<Hints>, bool); 6] = [
         (
             "cap 500/s",
             Admission::PerWindow {
@@ -211,6 +220,7 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
                 window_ms: 1000,
             },
             None,
+            false,
         ),
         (
             "cap 500/s + hints",
@@ -219,9 +229,11 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
                 window_ms: 1000,
             },
             Some(Hints {
+                paced: false,
                 base_ms: 5_000,
                 spread_ms: 25_000,
             }),
+            false,
         ),
         (
             "bucket 500/s",
@@ -230,6 +242,7 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
                 burst: 1000.0,
             },
             None,
+            false,
         ),
         (
             "bucket 500/s + hints",
@@ -238,10 +251,14 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
                 burst: 1000.0,
             },
             Some(Hints {
+                paced: false,
                 base_ms: 5_000,
                 spread_ms: 25_000,
             }),
+            false,
         ),
+        ("bucket 500/s + paced hints", bucket, paced, false),
+        ("bucket 500/s + paced hints, front up", bucket, paced, true),
     ];
     let limit = n as f64 / c;
     let mut rows = Vec::new();
@@ -254,12 +271,13 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
         ("decorrelated", Strategy::Decorrelated, 1000.0),
     ];
     for (label, strategy, base) in ladders {
-        for (server, admission, hints) in servers {
+        for (server, admission, hints, front) in servers {
             let mut s = Scenario::new(n, strategy);
             s.ladder.base_ms = base;
             s.outage_ms = outage;
             s.admission = admission;
             s.hints = hints;
+            s.paced_front = front;
             let out = simulate(&s);
             let fill = out.all_connected_ms.map(|t| (t - outage) as f64 / 1000.0);
             rows.push(vec![
@@ -271,7 +289,7 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
                 ratio(out.peak_to_median()),
                 thousands(out.rejected),
             ]);
-            if server == "cap 500/s" {
+            if server == "cap 500/s" || (label == "full" && server.contains("paced")) {
                 curves.push((format!("{label}, {server}"), out));
             }
         }
@@ -279,8 +297,53 @@ fn fill_time() -> (Table, Vec<(String, Outcome)>) {
     (
         Table {
             title: format!("4. Time until all {} clients are connected, against the physical limit N / C = {limit:.0} s", thousands(n as u64)),
-            note: "Capacity C = 500 connections a second after a 10 s outage (seed 001: 20,000 clients at 500 a second fill in about 40 s). 'cap': at most 500 in each second, the rest fail; 'bucket': a token bucket of 500/s with a burst of 1,000; '+ hints': rejections are soft (200, a retry hint of 5–30 s, end), which resets the client's ladder and makes it wait at least the hint. Time is measured from the service's return.".into(),
+            note: "Capacity C = 500 connections a second after a 10 s outage (seed 001: 20,000 clients at 500 a second fill in about 40 s). 'cap': at most 500 in each second, the rest fail; 'bucket': a token bucket of 500/s with a burst of 1,000; '+ hints': rejections are soft (200, a retry hint of 5–30 s, end), which resets the client's ladder and makes it wait at least the hint. Time is measured from the service's return. '+ paced hints' (issue 17): each rejection's hint is the client's place in line divided by the rate, plus up to 0.5 s of spread; the client adds its own ladder's draw on top. 'front up': a front (load balancer, edge) stays up while the service restarts and answers every attempt with a slot after the restart.".into(),
             header: vec!["client ladder", "server", "all connected", "÷ N/C", "peak/s", "peak/median", "wasted requests"],
+            rows,
+        },
+        curves,
+    )
+}
+
+/// Table 5: a flapping server, with and without `minUptimeMs` (issue 12).
+fn flapping() -> (Table, Vec<(String, Outcome)>) {
+    let (n, outage, flap) = (20_000u32, 10_000u64, 60_000u64);
+    let mut rows = Vec::new();
+    let mut curves = Vec::new();
+    for min_uptime in [0u64, 10_000] {
+        let mut s = Scenario::new(n, Strategy::Full);
+        s.outage_ms = outage;
+        s.flap_ms = flap;
+        s.min_uptime_ms = min_uptime;
+        let out = simulate(&s);
+        let during: u64 = out.arrivals[(outage / 1000) as usize..((outage + flap) / 1000) as usize]
+            .iter()
+            .map(|&a| a as u64)
+            .sum();
+        let last: u64 = out.arrivals
+            [((outage + flap) / 1000 - 10) as usize..((outage + flap) / 1000) as usize]
+            .iter()
+            .map(|&a| a as u64)
+            .sum();
+        let label = if min_uptime == 0 {
+            "0 (reset on open)".to_string()
+        } else {
+            format!("{} s", min_uptime / 1000)
+        };
+        rows.push(vec![
+            label.clone(),
+            thousands(during),
+            thousands(out.peak_from(outage) as u64),
+            thousands(last / 10),
+            seconds(out.all_connected_ms, outage + flap),
+        ]);
+        curves.push((format!("minUptimeMs {label}"), out));
+    }
+    (
+        Table {
+            title: format!("5. A flapping server: {} clients, a server that accepts and drops every connection", thousands(n as u64)),
+            note: "After a 10 s outage the server flaps for 60 s (every connection is accepted, then dropped at once: a crash loop, or a proxy that cannot reach its backend), then recovers and admits everyone. Full jitter, base 1 s, cap 60 s. With `minUptimeMs: 0` (the seeds' behaviour) every accepted connection resets the ladder, so the population keeps hammering at attempt-1 delays; with `minUptimeMs: 10000` a connection that did not last 10 s does not count, and the delays grow.".into(),
+            header: vec!["minUptimeMs", "requests while flapping", "peak/s", "requests/s in its last 10 s", "all connected after recovery"],
             rows,
         },
         curves,
@@ -397,7 +460,8 @@ fn main() {
     let (t2, recovery) = peak_on_return();
     let t3 = seed_004();
     let (t4, fill) = fill_time();
-    let tables = [&t1, &t2, &t3, &t4];
+    let (t5, flaps) = flapping();
+    let tables = [&t1, &t2, &t3, &t4, &t5];
     for t in tables {
         println!("{}", t.text());
     }
@@ -425,7 +489,9 @@ fn main() {
         std::fs::write("docs/storm-recovery.svg", chart).expect("write svg");
         let fills: Vec<(String, &[u32])> = fill
             .iter()
-            .filter(|(n, _)| n.ends_with("cap 500/s") && !n.starts_with("none"))
+            .filter(|(n, _)| {
+                (n.ends_with("cap 500/s") && !n.starts_with("none")) || n.contains("paced")
+            })
             .map(|(n, o)| (n.clone(), &o.admitted[..]))
             .collect();
         let chart = svg(
@@ -436,13 +502,26 @@ fn main() {
             false,
         );
         std::fs::write("docs/storm-budget.svg", chart).expect("write svg");
+        let flap_series: Vec<(String, &[u32])> = flaps
+            .iter()
+            .map(|(n, o)| (n.clone(), &o.arrivals[..]))
+            .collect();
+        let chart = svg(
+            "20,000 clients, a server that accepts and drops for 60 s after a 10 s outage: requests per second",
+            "requests per second",
+            &flap_series,
+            150,
+            true,
+        );
+        std::fs::write("docs/storm-flapping.svg", chart).expect("write svg");
         let mut md = String::from("<!-- storm:begin -->\n<!-- Generated by `npm run storm` (examples/storm.rs); edits here are overwritten. -->\n\n");
         for t in tables {
             md += &t.markdown();
             md.push('\n');
         }
         md += "![Attempts per second after a 30 s outage, 50,000 clients, by jitter strategy](docs/storm-recovery.svg)\n\n";
-        md += "![Connections admitted per second against a capacity of 500/s, by client ladder](docs/storm-budget.svg)\n\n<!-- storm:end -->";
+        md += "![Connections admitted per second against a capacity of 500/s, by client ladder and server](docs/storm-budget.svg)\n\n";
+        md += "![Requests per second at a flapping server, with and without minUptimeMs](docs/storm-flapping.svg)\n\n<!-- storm:end -->";
         let readme = std::fs::read_to_string("README.md").expect("README.md");
         let (Some(a), Some(b)) = (
             readme.find("<!-- storm:begin -->"),
@@ -458,6 +537,6 @@ fn main() {
             &readme[b + "<!-- storm:end -->".len()..]
         );
         std::fs::write("README.md", updated).expect("write README.md");
-        println!("Wrote docs/storm-recovery.svg, docs/storm-budget.svg and the README section.");
+        println!("Wrote docs/storm-recovery.svg, docs/storm-budget.svg, docs/storm-flapping.svg and the README section.");
     }
 }

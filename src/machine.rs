@@ -1,17 +1,21 @@
 //! The reconnect state machine, sans-IO: inputs in, commands out.
 //!
-//! The browser shell turns `EventSource` events, timers and page events into [`Input`]s and carries out the
-//! [`Command`]s in the order given. Effects come before notifications in each batch, so a user callback that
-//! calls `close()` from inside a notification finds the machine already consistent.
+//! The browser shell turns `EventSource` events, timers, page events and probe answers into [`Input`]s and
+//! carries out the [`Command`]s in the order given. Effects come before notifications in each batch, so a
+//! user callback that calls `close()` from inside a notification finds the machine already consistent.
+//! Time is passed in with [`Machine::set_now`] before an input, so tests run on a fake clock.
 //!
 //! Invariants (checked by property tests over random input sequences):
-//! - at most one live source, and at most one armed timer;
+//! - at most one live source, and at most one armed timer (the reconnect timer or, while open, the
+//!   stall watchdog's);
 //! - nothing opens and no timer is armed after [`Input::Close`];
-//! - the attempt counter resets on [`Input::Opened`], not on the first event;
+//! - the attempt counter resets on [`Input::Opened`], not on the first event (or, with `min_uptime_ms`,
+//!   once a connection has stayed open that long);
 //! - every delay lies in `[0, max_ms]` unless a server hint asks for more, and a hint adds at most
 //!   `max_hint_ms`;
 //! - after `max_attempts` reconnect attempts fail in a row, nothing is scheduled until
-//!   [`Input::RetryNow`], [`Input::PageVisible`] or [`Input::Online`].
+//!   [`Input::RetryNow`], [`Input::PageVisible`] or [`Input::Online`]; after a probe finds the stream
+//!   gone or unauthorized, nothing until [`Input::RetryNow`].
 //!
 //! ```
 //! use managed_eventsource::machine::{Command, Config, Input, Machine, Status};
@@ -81,9 +85,24 @@ pub enum Input {
         /// The last event's `lastEventId`.
         last: String,
     },
-    /// The armed timer fired.
+    /// The armed reconnect timer fired.
     TimerFired,
-    /// The page became visible.
+    /// The stall watchdog's timer fired; `active` says whether an event arrived since its last tick.
+    WatchdogFired {
+        /// An event arrived since the last tick.
+        active: bool,
+    },
+    /// The answer to [`Command::Probe`] number `id`: the HTTP status, or `None` when the probe itself
+    /// failed, and a `Retry-After` header read as a delay.
+    Probed {
+        /// The probe this answers (see [`Command::Probe`]).
+        id: u32,
+        /// The response's status.
+        status: Option<u16>,
+        /// `Retry-After`, in ms from now.
+        retry_after_ms: Option<u32>,
+    },
+    /// The page became visible, came back from the back-forward cache, or resumed from being frozen.
     PageVisible,
     /// The browser came back online.
     Online,
@@ -117,8 +136,25 @@ pub enum Command {
         /// Delay in ms.
         ms: u32,
     },
-    /// Cancel the armed timer.
+    /// Cancel the armed timer (the reconnect timer or the watchdog's).
     DisarmTimer,
+    /// Arm the stall watchdog's timer: [`Input::WatchdogFired`] after `ms`. It uses the timer's one slot:
+    /// while a source is open no reconnect is pending.
+    ArmWatchdog {
+        /// Delay in ms.
+        ms: u32,
+    },
+    /// Fetch the failed attempt's URL once, aborted once the headers arrive, to learn its status; answer
+    /// with [`Input::Probed`] carrying the same `id`.
+    Probe {
+        /// Which probe, so that a late answer to an earlier one is ignored.
+        id: u32,
+    },
+    /// A probe found the stream needs fresh credentials (401 or 403): `onunauthorized`.
+    Unauthorized {
+        /// The status the probe saw.
+        status: u16,
+    },
     /// The status changed.
     Status(Status),
     /// Tell the user about an error of the current source (`onerror`).
@@ -168,7 +204,23 @@ pub struct Config {
     pub wake_on_online: bool,
     /// The longest wait a server hint may impose, ms (`maxHintMs`).
     pub max_hint_ms: u32,
+    /// Whether a source the browser gave up on is probed for its status (`probe`).
+    pub probe: bool,
+    /// An open stream silent this long is treated as dropped, ms; 0 turns the watchdog off
+    /// (`stallTimeoutMs`).
+    pub stall_timeout_ms: u32,
+    /// The attempt counter resets only once a connection has stayed open this long, ms; 0 resets it on
+    /// open (`minUptimeMs`).
+    pub min_uptime_ms: u32,
 }
+
+/// A reconnect timer that fires more than this much later than it should, and more than its own delay
+/// late, was held up by a sleeping machine or a frozen page: it counts as waking up.
+pub const LATE_MS: f64 = 10_000.0;
+
+/// The watchdog looks this many times per `stall_timeout_ms`, so a stall is noticed between the timeout
+/// and a quarter more.
+const WATCHDOG_TICKS: u32 = 4;
 
 impl Default for Config {
     fn default() -> Self {
@@ -179,6 +231,9 @@ impl Default for Config {
             wake_on_visible: true,
             wake_on_online: true,
             max_hint_ms: crate::options::DEFAULT_MAX_HINT_MS,
+            probe: false,
+            stall_timeout_ms: 0,
+            min_uptime_ms: 0,
         }
     }
 }
@@ -194,8 +249,12 @@ enum Phase {
     Waiting,
     /// No source, no timer: offline, waiting for `Online`.
     Paused,
-    /// No source, no timer: gave up.
+    /// No source, no timer: a probe is out.
+    Probing,
+    /// No source, no timer: gave up; a visible page or the network coming back retries.
     Failed,
+    /// No source, no timer: a probe found the stream gone or unauthorized; only `RetryNow` retries.
+    Stopped,
     Closed,
 }
 
@@ -210,6 +269,18 @@ pub struct Machine<R> {
     last_event_id: String,
     /// The id the live source started from: what its events' ids are read against.
     resumed_from: String,
+    /// The clock, ms (see [`Machine::set_now`]).
+    now: f64,
+    /// When the open source opened.
+    opened_at: f64,
+    /// When the reconnect timer was armed, and for how long.
+    armed_at: f64,
+    armed_ms: u32,
+    /// Whether the watchdog's timer is armed, and its silent ticks in a row.
+    watchdog: bool,
+    idle_ticks: u32,
+    /// The number of the last probe sent.
+    probe_id: u32,
 }
 
 impl<R: Random> Machine<R> {
@@ -223,7 +294,19 @@ impl<R: Random> Machine<R> {
             status: None,
             last_event_id: String::new(),
             resumed_from: String::new(),
+            now: 0.0,
+            opened_at: 0.0,
+            armed_at: 0.0,
+            armed_ms: 0,
+            watchdog: false,
+            idle_ticks: 0,
+            probe_id: 0,
         }
+    }
+
+    /// Sets the clock, in ms from any fixed origin (the shell passes `performance.now()`), before an input.
+    pub fn set_now(&mut self, now_ms: f64) {
+        self.now = now_ms;
     }
 
     /// The current status (`Connecting` before [`Input::Start`]).
@@ -235,14 +318,18 @@ impl<R: Random> Machine<R> {
     pub fn ready_state(&self) -> u16 {
         match self.phase {
             Phase::Open => 1,
-            Phase::Failed | Phase::Closed => 2,
+            Phase::Failed | Phase::Stopped | Phase::Closed => 2,
             _ => 0,
         }
     }
 
     /// Reconnect attempts in a row so far; 0 while open.
     pub fn attempt(&self) -> u32 {
-        self.ladder.attempt()
+        if self.phase == Phase::Open {
+            0
+        } else {
+            self.ladder.attempt()
+        }
     }
 
     /// The last event id: the browser's record for the live source (see [`Input::Seen`]), kept across
@@ -256,9 +343,14 @@ impl<R: Random> Machine<R> {
         matches!(self.phase, Phase::Connecting | Phase::Open)
     }
 
-    /// Whether the reconnect timer is armed.
+    /// Whether the timer is armed: the reconnect timer, or the watchdog's.
     pub fn timer_armed(&self) -> bool {
-        self.phase == Phase::Waiting
+        self.phase == Phase::Waiting || self.watchdog
+    }
+
+    /// Whether a probe is out.
+    pub fn probing(&self) -> bool {
+        self.phase == Phase::Probing
     }
 
     /// Whether the machine has been closed.
@@ -292,8 +384,13 @@ impl<R: Random> Machine<R> {
             Input::Opened => {
                 if self.phase == Phase::Connecting {
                     let attempt = self.ladder.attempt();
-                    self.ladder.reset();
+                    if self.config.min_uptime_ms == 0 {
+                        self.ladder.reset();
+                    }
+                    self.opened_at = self.now;
                     self.phase = Phase::Open;
+                    self.idle_ticks = 0;
+                    self.arm_watchdog(out);
                     self.set_status(Status::Open, out);
                     out.push(Command::Connected { attempt });
                 }
@@ -314,7 +411,33 @@ impl<R: Random> Machine<R> {
             }
             Input::TimerFired => {
                 if self.phase == Phase::Waiting {
+                    // Far later than armed for: the machine slept or the page was frozen. As on waking,
+                    // the failures before the sleep say nothing about the server now.
+                    let late = self.now - self.armed_at - self.armed_ms as f64;
+                    if late > LATE_MS && late > self.armed_ms as f64 {
+                        self.ladder.reset();
+                    }
                     self.open(out);
+                }
+            }
+            Input::WatchdogFired { active } => {
+                if self.phase == Phase::Open && self.watchdog {
+                    self.watchdog = false;
+                    self.idle_ticks = if active { 0 } else { self.idle_ticks + 1 };
+                    if self.idle_ticks >= WATCHDOG_TICKS {
+                        self.stalled(out);
+                    } else {
+                        self.arm_watchdog(out);
+                    }
+                }
+            }
+            Input::Probed {
+                id,
+                status,
+                retry_after_ms,
+            } => {
+                if self.phase == Phase::Probing && id == self.probe_id {
+                    self.probed(status, retry_after_ms, out);
                 }
             }
             Input::PageVisible => {
@@ -341,14 +464,7 @@ impl<R: Random> Machine<R> {
             }
             Input::Stalled => {
                 if self.source_live() {
-                    out.push(Command::CloseSource);
-                    out.push(Command::ReportError);
-                    self.phase = Phase::Failed;
-                    if self.config.mode == Reconnect::Never {
-                        self.give_up(out);
-                    } else {
-                        self.schedule(out);
-                    }
+                    self.stalled(out);
                 }
             }
             Input::RetryNow => {
@@ -373,13 +489,95 @@ impl<R: Random> Machine<R> {
         }
     }
 
-    /// Closes the live source or disarms the timer, whichever there is.
+    /// Closes the live source or disarms the timer, whichever there is. A probe still out is forgotten.
     fn stop_activity(&mut self, out: &mut Vec<Command>) {
         match self.phase {
-            Phase::Connecting | Phase::Open => out.push(Command::CloseSource),
+            Phase::Connecting | Phase::Open => self.close_source(out),
             Phase::Waiting => out.push(Command::DisarmTimer),
             _ => {}
         }
+    }
+
+    /// Closes the live source, and the watchdog with it.
+    fn close_source(&mut self, out: &mut Vec<Command>) {
+        out.push(Command::CloseSource);
+        if self.watchdog {
+            self.watchdog = false;
+            out.push(Command::DisarmTimer);
+        }
+    }
+
+    fn arm_watchdog(&mut self, out: &mut Vec<Command>) {
+        if self.config.stall_timeout_ms > 0 {
+            self.watchdog = true;
+            let tick = (self.config.stall_timeout_ms / WATCHDOG_TICKS).max(1);
+            out.push(Command::ArmWatchdog { ms: tick });
+        }
+    }
+
+    /// The open stream went silent: as if it dropped.
+    fn stalled(&mut self, out: &mut Vec<Command>) {
+        self.close_source(out);
+        out.push(Command::ReportError);
+        self.uptime_counts();
+        self.phase = Phase::Failed;
+        if self.config.mode == Reconnect::Never {
+            self.give_up(out);
+        } else {
+            self.schedule(out);
+        }
+    }
+
+    /// With `min_uptime_ms`, a connection that stayed open long enough resets the ladder when it ends.
+    fn uptime_counts(&mut self) {
+        if self.phase == Phase::Open
+            && self.config.min_uptime_ms > 0
+            && self.now - self.opened_at >= self.config.min_uptime_ms as f64
+        {
+            self.ladder.reset();
+        }
+    }
+
+    /// What a probe's answer decides.
+    fn probed(&mut self, status: Option<u16>, retry_after_ms: Option<u32>, out: &mut Vec<Command>) {
+        match status {
+            // No Content: the server says the stream is over, as the specification means it.
+            Some(204) => {
+                self.phase = Phase::Closed;
+                self.set_status(Status::Closed, out);
+            }
+            Some(status @ (401 | 403)) => {
+                self.phase = Phase::Stopped;
+                self.set_status(Status::Failed, out);
+                out.push(Command::Unauthorized { status });
+            }
+            Some(404 | 410) => {
+                self.phase = Phase::Stopped;
+                self.set_status(Status::Failed, out);
+                out.push(Command::GaveUp {
+                    attempts: self.ladder.attempt(),
+                });
+            }
+            _ => {
+                if let (Some(429 | 503), Some(ms)) = (status, retry_after_ms) {
+                    self.ladder.hint(ms.min(self.config.max_hint_ms));
+                }
+                self.phase = Phase::Failed;
+                if self.config.mode == Reconnect::Backoff {
+                    self.schedule(out);
+                } else {
+                    self.give_up(out);
+                }
+            }
+        }
+    }
+
+    /// Sends a probe (the source is closed and reported).
+    fn probe(&mut self, out: &mut Vec<Command>) {
+        self.phase = Phase::Probing;
+        self.probe_id = self.probe_id.wrapping_add(1);
+        out.push(Command::Probe { id: self.probe_id });
+        self.set_status(Status::Reconnecting, out);
     }
 
     fn open(&mut self, out: &mut Vec<Command>) {
@@ -421,33 +619,45 @@ impl<R: Random> Machine<R> {
     }
 
     fn failed(&mut self, browser_gave_up: bool, out: &mut Vec<Command>) {
+        self.uptime_counts();
+        let probe = self.config.probe && browser_gave_up;
         match self.config.mode {
             Reconnect::Backoff => {
-                out.push(Command::CloseSource);
+                self.close_source(out);
                 out.push(Command::ReportError);
+                if probe {
+                    return self.probe(out);
+                }
                 self.phase = Phase::Failed;
                 self.schedule(out);
             }
             Reconnect::Browser => {
                 if browser_gave_up {
-                    out.push(Command::CloseSource);
+                    self.close_source(out);
                     out.push(Command::ReportError);
+                    if probe {
+                        return self.probe(out);
+                    }
                     self.phase = Phase::Failed;
                     self.give_up(out);
                 } else if self.ladder.next_delay(&mut self.rng).is_some() {
                     // The browser retries by itself; the draw only counts the attempt.
+                    if self.watchdog {
+                        self.watchdog = false;
+                        out.push(Command::DisarmTimer);
+                    }
                     out.push(Command::ReportError);
                     self.phase = Phase::Connecting;
                     self.set_status(Status::Reconnecting, out);
                 } else {
-                    out.push(Command::CloseSource);
+                    self.close_source(out);
                     out.push(Command::ReportError);
                     self.phase = Phase::Failed;
                     self.give_up(out);
                 }
             }
             Reconnect::Never => {
-                out.push(Command::CloseSource);
+                self.close_source(out);
                 out.push(Command::ReportError);
                 self.phase = Phase::Failed;
                 self.give_up(out);
@@ -460,6 +670,8 @@ impl<R: Random> Machine<R> {
         match self.ladder.next_delay(&mut self.rng) {
             Some(ms) => {
                 self.phase = Phase::Waiting;
+                self.armed_at = self.now;
+                self.armed_ms = ms;
                 out.push(Command::ArmTimer { ms });
                 self.set_status(Status::Reconnecting, out);
                 out.push(Command::RetryScheduled {

@@ -103,8 +103,20 @@ pub struct Options {
     /// An event whose data is a delay in ms that the next reconnect waits at least (a server's retry
     /// hint, which a client that has taken over reconnecting cannot read from `retry:`). Default none.
     pub retry_hint_event: Option<String>,
-    /// The longest wait a server may impose through a retry hint, ms. Default 600000 (ten minutes).
+    /// The longest wait a server may impose through a retry hint or `Retry-After`, ms. Default 600000 (ten
+    /// minutes).
     pub max_hint_ms: f64,
+    /// Probe a source the browser gave up on for its HTTP status. Default `false`.
+    pub probe: bool,
+    /// The URL to probe instead of the stream's own (`probe: 'url'`). Default none.
+    pub probe_url: Option<String>,
+    /// An open stream silent this long is treated as dropped, ms; 0 (the default) turns this off.
+    pub stall_timeout_ms: f64,
+    /// An event the server sends to show the stream is alive (comments are invisible). Default none.
+    pub heartbeat_event: Option<String>,
+    /// The ladder resets only after a connection has stayed open this long, ms; 0 (the default) resets it
+    /// on open.
+    pub min_uptime_ms: f64,
 }
 
 impl Default for Options {
@@ -123,6 +135,11 @@ impl Default for Options {
             reconnect_on_online: true,
             retry_hint_event: None,
             max_hint_ms: DEFAULT_MAX_HINT_MS as f64,
+            probe: false,
+            probe_url: None,
+            stall_timeout_ms: 0.0,
+            heartbeat_event: None,
+            min_uptime_ms: 0.0,
         }
     }
 }
@@ -174,14 +191,16 @@ fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
 impl Options {
     /// Checks every rule and returns the ladder the options describe.
     ///
-    /// Rules: `baseMs`, `maxMs` and `maxHintMs` finite, not negative, at most 2147483647, and `maxMs` not
-    /// below `baseMs`;
+    /// Rules: `baseMs`, `maxMs`, `maxHintMs`, `stallTimeoutMs` and `minUptimeMs` finite, not negative, at
+    /// most 2147483647, and `maxMs` not below `baseMs`;
     /// `factor` finite and at least 1; `maxAttempts` a whole number, not negative, or `Infinity`;
     /// `lastEventIdParam` and `retryHintEvent` not empty.
     pub fn validate(&self) -> Result<LadderConfig, OptionError> {
         check_delay("baseMs", self.base_ms)?;
         check_delay("maxMs", self.max_ms)?;
         check_delay("maxHintMs", self.max_hint_ms)?;
+        check_delay("stallTimeoutMs", self.stall_timeout_ms)?;
+        check_delay("minUptimeMs", self.min_uptime_ms)?;
         if self.max_ms < self.base_ms {
             return Err(OptionError::range_error(
                 "maxMs",
@@ -229,6 +248,24 @@ impl Options {
                 "must not be 'open' or 'error', which are the connection's own events",
             ));
         }
+        if matches!(&self.heartbeat_event, Some(p) if p.is_empty()) {
+            return Err(OptionError::type_error(
+                "heartbeatEvent",
+                "must be a non-empty string",
+            ));
+        }
+        if matches!(self.heartbeat_event.as_deref(), Some("open" | "error")) {
+            return Err(OptionError::type_error(
+                "heartbeatEvent",
+                "must not be 'open' or 'error', which are the connection's own events",
+            ));
+        }
+        if matches!(&self.probe_url, Some(p) if p.is_empty()) {
+            return Err(OptionError::type_error(
+                "probe",
+                "must be true, false or a non-empty URL",
+            ));
+        }
         Ok(LadderConfig {
             strategy: self.jitter,
             base_ms: self.base_ms,
@@ -257,4 +294,67 @@ pub fn parse_hint(data: &str) -> Option<u32> {
         ms = ms.saturating_mul(10).saturating_add((b - b'0') as u32);
     }
     Some(ms)
+}
+
+/// Reads a `Retry-After` header as a delay in ms from `now_ms` (ms since 1970): delay-seconds, or an HTTP
+/// date (IMF-fixdate, `Sun, 06 Nov 1994 08:49:37 GMT`, the form RFC 9110 has senders use). A date in the
+/// past is no delay; anything else is `None`.
+pub fn retry_after_ms(value: &str, now_ms: f64) -> Option<u32> {
+    let v = value.as_bytes();
+    let start = v.iter().position(|c| !c.is_ascii_whitespace())?;
+    let end = v.iter().rposition(|c| !c.is_ascii_whitespace())?;
+    let v = v.get(start..=end)?;
+    if v.iter().all(u8::is_ascii_digit) {
+        let mut s: u32 = 0;
+        for &b in v {
+            s = s.saturating_mul(10).saturating_add((b - b'0') as u32);
+        }
+        return Some(s.saturating_mul(1000));
+    }
+    let at = http_date_ms(v)?;
+    let delay = at - now_ms;
+    Some(if delay <= 0.0 {
+        0
+    } else if delay >= u32::MAX as f64 {
+        u32::MAX
+    } else {
+        delay as u32
+    })
+}
+
+/// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) in ms since 1970.
+fn http_date_ms(v: &[u8]) -> Option<f64> {
+    // "Www, DD Mmm YYYY HH:MM:SS GMT": 29 bytes, fixed positions.
+    if v.len() != 29 || v.get(3) != Some(&b',') || v.get(25..29)? != b" GMT" {
+        return None;
+    }
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let mut n = 0i64;
+        for &b in v.get(from..from + len)? {
+            if !b.is_ascii_digit() {
+                return None;
+            }
+            n = n * 10 + (b - b'0') as i64;
+        }
+        Some(n)
+    };
+    const MONTHS: [&[u8]; 12] = [
+        b"Jan", b"Feb", b"Mar", b"Apr", b"May", b"Jun", b"Jul", b"Aug", b"Sep", b"Oct", b"Nov",
+        b"Dec",
+    ];
+    let month = MONTHS.iter().position(|m| Some(*m) == v.get(8..11))? as i64 + 1;
+    let (day, year) = (num(5, 2)?, num(12, 4)?);
+    let (h, m, s) = (num(17, 2)?, num(20, 2)?, num(23, 2)?);
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+        return None;
+    }
+    // Days from 1970-01-01 to the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(((days * 86_400 + h * 3_600 + m * 60 + s) * 1_000) as f64)
 }

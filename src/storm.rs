@@ -49,13 +49,19 @@ pub enum Admission {
     },
 }
 
-/// Seed 001's soft shedding: each rejection tells the client to wait `base_ms + uniform[0, spread_ms)`.
+/// Soft shedding: a rejection is a 200 with a retry hint, then the end of the stream.
+///
+/// Seed 001's hints are random: `base_ms + uniform[0, spread_ms)`. A `paced` server instead gives each
+/// rejected client a slot: its place in line divided by the admission rate, plus `base_ms` and a spread of
+/// `uniform[0, spread_ms)`; the line is the slots handed out that are still ahead.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hints {
-    /// Shortest hinted delay.
+    /// Shortest hinted delay (paced: added to the slot).
     pub base_ms: u32,
     /// Random spread added to it.
     pub spread_ms: u32,
+    /// Hints are slots in line, not random delays.
+    pub paced: bool,
 }
 
 /// One simulated incident.
@@ -79,6 +85,15 @@ pub struct Scenario {
     pub horizon_ms: u64,
     /// Seed of the one random stream all clients draw from.
     pub seed: u64,
+    /// For this long after the outage the server flaps: it accepts every connection and drops it at once.
+    pub flap_ms: u64,
+    /// The clients' `minUptimeMs`: a connection that lasted less does not reset the ladder (0: every
+    /// open resets it, the seeds' behaviour).
+    pub min_uptime_ms: u64,
+    /// With paced hints: a front (a load balancer, the edge) stays up while the service restarts and
+    /// answers every attempt during the outage with a slot after it, so no client waits out a long rung of
+    /// its ladder. Without it, a refused connection during the outage is all a client learns.
+    pub paced_front: bool,
 }
 
 impl Scenario {
@@ -98,6 +113,9 @@ impl Scenario {
             bucket_ms: 1000,
             horizon_ms: 3_600_000,
             seed: 1,
+            flap_ms: 0,
+            min_uptime_ms: 0,
+            paced_front: false,
         }
     }
 
@@ -131,6 +149,8 @@ pub struct Outcome {
     pub attempts_during_outage: u64,
     /// Attempts the recovered server turned away (wasted requests).
     pub rejected: u64,
+    /// Connections a flapping server accepted and dropped at once.
+    pub flapped: u64,
     /// Clients connected by the end.
     pub connected: u32,
     /// Clients whose ladder gave up (`max_attempts`).
@@ -183,6 +203,8 @@ struct Server {
     in_window: u32,
     tokens: f64,
     last_ms: u64,
+    /// A paced server: the next free slot, ms.
+    next_slot: f64,
 }
 
 impl Server {
@@ -197,7 +219,28 @@ impl Server {
             in_window: 0,
             tokens,
             last_ms: start_ms,
+            next_slot: 0.0,
         }
+    }
+
+    /// Admissions a millisecond.
+    fn rate_per_ms(&self) -> f64 {
+        match self.admission {
+            Admission::Unlimited => f64::INFINITY,
+            Admission::PerWindow {
+                capacity,
+                window_ms,
+            } => capacity as f64 / window_ms.max(1) as f64,
+            Admission::TokenBucket { rate, .. } => rate / 1000.0,
+        }
+    }
+
+    /// A paced server's hint for a client turned away at `t`: the wait until its slot in line, which is
+    /// never before `open_ms` (when the service takes connections).
+    fn slot(&mut self, t: u64, open_ms: u64) -> u32 {
+        let slot = self.next_slot.max(t.max(open_ms) as f64);
+        self.next_slot = slot + 1.0 / self.rate_per_ms();
+        (slot - t as f64) as u32
     }
 
     /// Attempts come in time order.
@@ -360,6 +403,7 @@ impl Simulation {
                 attempts: 0,
                 attempts_during_outage: 0,
                 rejected: 0,
+                flapped: 0,
                 connected: 0,
                 gave_up: 0,
                 all_connected_ms: None,
@@ -424,6 +468,16 @@ impl Simulation {
             Self::count(&mut self.outcome.arrivals, bucket);
             self.outcome.attempts += 1;
             let down = t < self.scenario.outage_ms;
+            if !down && t < self.scenario.outage_ms + self.scenario.flap_ms {
+                // Accepted and dropped at once: the connection opened, for no time at all.
+                self.outcome.flapped += 1;
+                let ladder = &mut self.ladders[client as usize];
+                if self.scenario.min_uptime_ms == 0 {
+                    ladder.reset();
+                }
+                self.schedule(client, t);
+                continue;
+            }
             let admitted = !down && self.server.admit(t);
             if let Some(r) = self.recent.as_mut() {
                 r.push((client, admitted));
@@ -439,14 +493,32 @@ impl Simulation {
             }
             if down {
                 self.outcome.attempts_during_outage += 1;
+                if let Some(h) = self
+                    .scenario
+                    .hints
+                    .filter(|h| h.paced && self.scenario.paced_front)
+                {
+                    // The front answers: a 200 with the client's slot after the restart.
+                    let slot = self.server.slot(t, self.scenario.outage_ms);
+                    let ladder = &mut self.ladders[client as usize];
+                    if self.scenario.min_uptime_ms == 0 {
+                        ladder.reset();
+                    }
+                    let spread = (self.rng.unit() * h.spread_ms as f64) as u32;
+                    ladder.hint(slot + h.base_ms + spread);
+                }
             } else {
                 self.outcome.rejected += 1;
                 if let Some(h) = self.scenario.hints {
+                    let slot = if h.paced { self.server.slot(t, 0) } else { 0 };
                     let ladder = &mut self.ladders[client as usize];
-                    // The soft rejection opened (a 200): the ladder resets, then the hint applies.
-                    ladder.reset();
+                    // The soft rejection opened (a 200): the ladder resets (with min_uptime, it does not:
+                    // the connection lasted no time), then the hint applies.
+                    if self.scenario.min_uptime_ms == 0 {
+                        ladder.reset();
+                    }
                     let spread = (self.rng.unit() * h.spread_ms as f64) as u32;
-                    ladder.hint(h.base_ms + spread);
+                    ladder.hint(slot + h.base_ms + spread);
                 }
             }
             self.schedule(client, t);

@@ -519,6 +519,300 @@ fn an_oversized_id_reconnects_without_it_and_says_so() {
     );
 }
 
+// ---- the status probe, the stall watchdog, minimum uptime, sleep (issue 12) ------------------------------
+
+fn probing() -> Machine<SplitMix64> {
+    let mut m = machine(Config {
+        probe: true,
+        ladder: LadderConfig {
+            strategy: Jitter::None,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    let cmds = m.handle(FAIL);
+    assert_eq!(
+        cmds,
+        [
+            Command::CloseSource,
+            Command::ReportError,
+            Command::Probe { id: 1 },
+            Command::Status(Status::Reconnecting)
+        ],
+        "a source the browser gave up on is probed, not retried"
+    );
+    m
+}
+
+fn probed(status: u16, retry_after_ms: Option<u32>) -> Input {
+    Input::Probed {
+        id: 1,
+        status: Some(status),
+        retry_after_ms,
+    }
+}
+
+#[test]
+fn a_probe_that_finds_204_ends_the_stream() {
+    let mut m = probing();
+    assert_eq!(
+        m.handle(probed(204, None)),
+        [Command::Status(Status::Closed)]
+    );
+    assert!(m.closed());
+    assert!(m.handle(Input::RetryNow).is_empty(), "closed is final");
+}
+
+#[test]
+fn a_probe_that_finds_401_or_403_waits_for_reconnect_now() {
+    for status in [401, 403] {
+        let mut m = probing();
+        assert_eq!(
+            m.handle(probed(status, None)),
+            [
+                Command::Status(Status::Failed),
+                Command::Unauthorized { status }
+            ]
+        );
+        assert_eq!(m.ready_state(), 2);
+        assert!(m.handle(Input::PageVisible).is_empty());
+        assert!(m.handle(Input::Online).is_empty());
+        assert!(!m.timer_armed());
+        assert_eq!(
+            m.handle(Input::RetryNow)[0],
+            Command::OpenSource { resume_from: None }
+        );
+    }
+}
+
+#[test]
+fn a_probe_that_finds_404_or_410_gives_up_at_once() {
+    for status in [404, 410] {
+        let mut m = probing();
+        assert_eq!(
+            m.handle(probed(status, None)),
+            [
+                Command::Status(Status::Failed),
+                Command::GaveUp { attempts: 0 }
+            ]
+        );
+        assert!(m.handle(Input::PageVisible).is_empty());
+    }
+}
+
+#[test]
+fn retry_after_on_429_or_503_is_a_floor_for_the_next_attempt() {
+    for status in [429, 503] {
+        let mut m = probing();
+        let cmds = m.handle(probed(status, Some(2000)));
+        assert_eq!(
+            delay_of(&cmds),
+            Some(2000 + 1000),
+            "Retry-After plus the ladder's own delay"
+        );
+    }
+    // Capped by maxHintMs.
+    let mut m = machine(Config {
+        probe: true,
+        max_hint_ms: 500,
+        ladder: LadderConfig {
+            strategy: Jitter::None,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    m.handle(FAIL);
+    assert_eq!(
+        delay_of(&m.handle(probed(503, Some(3_600_000)))),
+        Some(1500)
+    );
+}
+
+#[test]
+fn any_other_answer_or_a_failed_probe_takes_the_ladder() {
+    for status in [Some(500), Some(502), Some(200), Some(503), None] {
+        let mut m = probing();
+        let cmds = m.handle(Input::Probed {
+            id: 1,
+            status,
+            retry_after_ms: None,
+        });
+        assert_eq!(delay_of(&cmds), Some(1000), "{status:?}");
+    }
+}
+
+#[test]
+fn a_late_answer_to_an_earlier_probe_is_ignored() {
+    let mut m = probing();
+    m.handle(Input::RetryNow);
+    m.handle(FAIL); // probe 2 goes out
+    assert!(m.handle(probed(404, None)).is_empty(), "probe 1's answer");
+    let cmds = m.handle(Input::Probed {
+        id: 2,
+        status: Some(404),
+        retry_after_ms: None,
+    });
+    assert!(cmds.contains(&Command::GaveUp { attempts: 0 }));
+}
+
+#[test]
+fn without_the_option_nothing_is_probed() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    assert!(!m
+        .handle(FAIL)
+        .iter()
+        .any(|c| matches!(c, Command::Probe { .. })));
+    // Nor when the browser would retry by itself (a network error, not a status).
+    let mut m = machine(Config {
+        probe: true,
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    let cmds = m.handle(Input::Failed {
+        browser_gave_up: false,
+    });
+    assert!(!cmds.iter().any(|c| matches!(c, Command::Probe { .. })));
+}
+
+#[test]
+fn the_watchdog_notices_four_silent_ticks_and_not_fewer() {
+    let mut m = machine(Config {
+        stall_timeout_ms: 1000,
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    let cmds = m.handle(Input::Opened);
+    assert_eq!(cmds[0], Command::ArmWatchdog { ms: 250 });
+    for _ in 0..3 {
+        assert_eq!(
+            m.handle(Input::WatchdogFired { active: false }),
+            [Command::ArmWatchdog { ms: 250 }]
+        );
+    }
+    // An event resets the count.
+    m.handle(Input::WatchdogFired { active: true });
+    for _ in 0..3 {
+        m.handle(Input::WatchdogFired { active: false });
+    }
+    let cmds = m.handle(Input::WatchdogFired { active: false });
+    assert_eq!(&cmds[..2], [Command::CloseSource, Command::ReportError]);
+    assert!(
+        delay_of(&cmds).is_some(),
+        "a stalled stream takes the ladder"
+    );
+    assert_eq!(m.status(), Status::Reconnecting);
+}
+
+#[test]
+fn closing_an_open_stream_disarms_its_watchdog() {
+    let mut m = machine(Config {
+        stall_timeout_ms: 1000,
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    assert_eq!(
+        m.handle(Input::Close),
+        [
+            Command::CloseSource,
+            Command::DisarmTimer,
+            Command::Status(Status::Closed)
+        ]
+    );
+    let mut m = machine(Config {
+        stall_timeout_ms: 1000,
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    assert_eq!(
+        &m.handle(FAIL)[..2],
+        [Command::CloseSource, Command::DisarmTimer]
+    );
+}
+
+#[test]
+fn with_min_uptime_a_flapping_server_sees_delays_grow() {
+    let config = Config {
+        min_uptime_ms: 5000,
+        ladder: LadderConfig {
+            strategy: Jitter::None,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    };
+    let mut m = machine(config);
+    let mut now = 0.0;
+    m.handle(Input::Start);
+    let mut delays = Vec::new();
+    for _ in 0..5 {
+        // Accepted, then dropped 50 ms later.
+        m.set_now(now);
+        m.handle(Input::Opened);
+        assert_eq!(m.attempt(), 0, "attempt reads 0 while open");
+        now += 50.0;
+        m.set_now(now);
+        let d = delay_of(&m.handle(FAIL)).unwrap();
+        delays.push(d);
+        now += d as f64;
+        m.set_now(now);
+        m.handle(Input::TimerFired);
+    }
+    assert_eq!(delays, [1000, 2000, 4000, 8000, 16000]);
+    // A connection that stays up long enough resets the ladder.
+    m.set_now(now);
+    m.handle(Input::Opened);
+    m.set_now(now + 5000.0);
+    assert_eq!(delay_of(&m.handle(FAIL)), Some(1000));
+    // Without the option, the same flapping server is retried at the first delay every time.
+    let mut m = machine(Config {
+        min_uptime_ms: 0,
+        ..config
+    });
+    m.handle(Input::Start);
+    for _ in 0..5 {
+        m.handle(Input::Opened);
+        assert_eq!(delay_of(&m.handle(FAIL)), Some(1000));
+        m.handle(Input::TimerFired);
+    }
+}
+
+#[test]
+fn a_timer_that_fires_far_too_late_counts_as_waking_up() {
+    let mut m = machine(Config {
+        ladder: LadderConfig {
+            strategy: Jitter::None,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    });
+    m.handle(Input::Start);
+    for _ in 0..3 {
+        m.handle(FAIL);
+        m.handle(Input::TimerFired);
+    }
+    m.set_now(0.0);
+    assert_eq!(delay_of(&m.handle(FAIL)), Some(8000));
+    // The laptop slept for an hour: the timer fires at t = 3,600 s.
+    m.set_now(3_600_000.0);
+    m.handle(Input::TimerFired);
+    assert_eq!(
+        delay_of(&m.handle(FAIL)),
+        Some(1000),
+        "a fresh ladder after waking"
+    );
+    // On time, or a few seconds late (a busy page), the ladder carries on.
+    m.set_now(3_601_000.0);
+    m.handle(Input::TimerFired);
+    assert_eq!(delay_of(&m.handle(FAIL)), Some(2000));
+    m.set_now(3_601_000.0 + 2000.0 + 3000.0);
+    m.handle(Input::TimerFired);
+    assert_eq!(delay_of(&m.handle(FAIL)), Some(4000));
+}
+
 // ---- property tests -------------------------------------------------------------------------------------
 
 fn input() -> impl Strategy<Value = Input> {
@@ -534,6 +828,9 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Offline),
         1 => (0u32..100_000).prop_map(|ms| Input::RetryHint { ms }),
         1 => Just(Input::Stalled),
+        2 => any::<bool>().prop_map(|active| Input::WatchdogFired { active }),
+        2 => (0u32..4, prop_oneof![Just(None), Just(Some(200u16)), Just(Some(204)), Just(Some(401)), Just(Some(403)), Just(Some(404)), Just(Some(410)), Just(Some(429)), Just(Some(503)), Just(Some(500))], prop::option::of(0u32..1_000_000))
+            .prop_map(|(id, status, retry_after_ms)| Input::Probed { id, status, retry_after_ms }),
         1 => Just(Input::RetryNow),
         1 => Just(Input::Close),
     ]
@@ -560,6 +857,11 @@ fn config() -> impl Strategy<Value = Config> {
         prop::option::of(0u32..6),
         any::<(bool, bool, bool)>(),
         0u32..200_000,
+        (
+            any::<bool>(),
+            prop_oneof![Just(0u32), 1u32..10_000],
+            prop_oneof![Just(0u32), 1u32..10_000],
+        ),
     )
         .prop_map(
             |(
@@ -571,6 +873,7 @@ fn config() -> impl Strategy<Value = Config> {
                 max_attempts,
                 (resume, vis, online),
                 max_hint_ms,
+                (probe, stall_timeout_ms, min_uptime_ms),
             )| Config {
                 mode,
                 ladder: LadderConfig {
@@ -584,7 +887,19 @@ fn config() -> impl Strategy<Value = Config> {
                 wake_on_visible: vis,
                 wake_on_online: online,
                 max_hint_ms,
+                probe,
+                stall_timeout_ms,
+                min_uptime_ms,
             },
+        )
+}
+
+/// Whether the input ended a source that had not opened (so `attempt` was the ladder's own count).
+fn was_live_before_open(input: &Input, was_live: bool) -> bool {
+    !was_live
+        || !matches!(
+            input,
+            Input::Failed { .. } | Input::Stalled | Input::WatchdogFired { .. }
         )
 }
 
@@ -608,15 +923,32 @@ proptest! {
         let mut shell = Shell::default();
         let mut closed = false;
         let mut gave_up = false;
+        // A probe found the stream gone or unauthorized: only RetryNow may open again.
+        let mut stopped = false;
         let mut max_hint = 0u32;
         let mut last_id = String::new();
         let mut resumed_from = String::new();
         let mut failures_in_a_row = 0u32;
+        let mut now = 0.0f64;
         for input in inputs {
+            now += 137.0;
+            m.set_now(now);
             let before_attempt = m.attempt();
             let was_live = m.source_live();
+            // A timer that fires is spent before the machine acts on it.
+            let spent = match input {
+                Input::TimerFired => m.timer_armed() && !m.source_live(),
+                Input::WatchdogFired { .. } => m.timer_armed() && m.source_live(),
+                _ => false,
+            };
+            if spent {
+                shell.timers -= 1;
+            }
             match &input {
                 Input::RetryHint { ms } => max_hint = max_hint.max((*ms).min(config.max_hint_ms)),
+                Input::Probed { status: Some(429 | 503), retry_after_ms: Some(ms), .. } => {
+                    max_hint = max_hint.max((*ms).min(config.max_hint_ms));
+                }
                 Input::Seen { first, last } if was_live => {
                     last_id = if first.is_empty() && last.is_empty() { resumed_from.clone() } else { last.clone() };
                 }
@@ -632,6 +964,7 @@ proptest! {
                         prop_assert!(!closed, "opened after Close");
                         prop_assert!(!gave_up || matches!(input, Input::RetryNow | Input::PageVisible | Input::Online),
                             "woke from failed on {:?}", input);
+                        prop_assert!(!stopped || matches!(input, Input::RetryNow), "woke from a probe's verdict on {:?}", input);
                         shell.sources += 1;
                         resumed_from = last_id.clone();
                         if let Some(id) = resume_from {
@@ -648,14 +981,32 @@ proptest! {
                             "delay {} above max {} and hint {}", ms, config.ladder.max_ms, max_hint);
                     }
                     Command::DisarmTimer => { prop_assert_eq!(shell.timers, 1); shell.timers -= 1; }
+                    Command::ArmWatchdog { ms } => {
+                        prop_assert!(!closed, "watchdog armed after Close");
+                        prop_assert!(config.stall_timeout_ms > 0 && *ms <= config.stall_timeout_ms.max(1));
+                        prop_assert!(m.source_live(), "a watchdog with no source");
+                        shell.timers += 1;
+                    }
+                    Command::Probe { .. } => prop_assert!(config.probe, "a probe the options did not ask for"),
                     Command::GaveUp { attempts } => {
                         gave_up = true;
-                        if config.mode == Reconnect::Backoff {
+                        if matches!(input, Input::Probed { status: Some(404 | 410), .. }) {
+                            stopped = true;
+                        } else if config.mode == Reconnect::Backoff && !matches!(input, Input::Probed { .. }) {
                             prop_assert_eq!(Some(*attempts), config.ladder.max_attempts);
                         }
                     }
+                    Command::Unauthorized { status } => {
+                        prop_assert!(matches!(status, 401 | 403));
+                        stopped = true;
+                    }
                     Command::RetryScheduled { attempt, .. } => {
-                        prop_assert_eq!(*attempt, before_attempt + 1);
+                        // With minUptimeMs a connection too short to count leaves the ladder where it was.
+                        if config.min_uptime_ms == 0 || was_live_before_open(&input, was_live) {
+                            prop_assert_eq!(*attempt, before_attempt + 1);
+                        } else {
+                            prop_assert!(*attempt > before_attempt);
+                        }
                         if let Some(max) = config.ladder.max_attempts { prop_assert!(*attempt <= max); }
                     }
                     Command::Connected { attempt } => prop_assert_eq!(*attempt, before_attempt),
@@ -664,13 +1015,11 @@ proptest! {
                 prop_assert!(shell.sources <= 1, "two live sources");
                 prop_assert!(shell.timers <= 1, "two armed timers");
             }
-            if matches!(input, Input::TimerFired) && shell.timers == 1 && !cmds.is_empty() {
-                shell.timers = 0; // the timer that fired is spent
-            }
             match input {
                 Input::Close => closed = true,
                 Input::RetryNow | Input::PageVisible | Input::Online if cmds.iter().any(|c| matches!(c, Command::OpenSource { .. })) => {
                     gave_up = false;
+                    stopped = false;
                     failures_in_a_row = 0;
                     prop_assert_eq!(m.attempt(), 0, "wake gives a fresh ladder");
                 }
@@ -684,7 +1033,9 @@ proptest! {
             // The shell's picture and the machine's agree.
             prop_assert_eq!(shell.sources == 1, m.source_live());
             prop_assert_eq!(shell.timers == 1, m.timer_armed());
-            prop_assert!(!(m.source_live() && m.timer_armed()));
+            // A timer beside a live source is the watchdog's, and only with stallTimeoutMs.
+            prop_assert!(!(m.source_live() && m.timer_armed()) || config.stall_timeout_ms > 0);
+            prop_assert!(!(m.probing() && m.timer_armed()), "a timer while probing");
             prop_assert_eq!(m.status() == Status::Open, m.ready_state() == 1);
             if m.status() == Status::Open { prop_assert!(m.source_live()); }
             if closed { prop_assert_eq!(m.status(), Status::Closed); prop_assert!(!m.source_live() && !m.timer_armed()); }

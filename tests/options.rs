@@ -248,3 +248,69 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn retry_after_reads_seconds_and_http_dates() {
+    use managed_eventsource::options::retry_after_ms;
+    assert_eq!(retry_after_ms("2", 0.0), Some(2000));
+    assert_eq!(retry_after_ms(" 120 ", 0.0), Some(120_000));
+    assert_eq!(retry_after_ms("99999999999", 0.0), Some(u32::MAX));
+    // 1994-11-06T08:49:37Z is 784111777 s after 1970.
+    let at = 784_111_777_000.0;
+    assert_eq!(
+        retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", at - 5_000.0),
+        Some(5_000)
+    );
+    assert_eq!(
+        retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", at + 5_000.0),
+        Some(0)
+    );
+    assert_eq!(
+        retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),
+        Some(0)
+    );
+    // A leap day: 2028-02-29T23:59:59Z is 1835481599 s after 1970.
+    assert_eq!(
+        retry_after_ms("Tue, 29 Feb 2028 23:59:59 GMT", 1_835_481_598_000.0),
+        Some(1000)
+    );
+    for bad in [
+        "",
+        "soon",
+        "-1",
+        "1.5",
+        "Sun, 06 Nov 1994 08:49:37 UTC",
+        "Sun, 32 Nov 1994 08:49:37 GMT",
+        "Sun, 06 Xyz 1994 08:49:37 GMT",
+    ] {
+        assert_eq!(retry_after_ms(bad, 0.0), None, "{bad}");
+    }
+}
+
+#[test]
+fn the_new_durations_are_checked_like_the_others() {
+    for (field, set) in [
+        (
+            "stallTimeoutMs",
+            (|o: &mut Options, v| o.stall_timeout_ms = v) as fn(&mut Options, f64),
+        ),
+        ("minUptimeMs", |o: &mut Options, v| o.min_uptime_ms = v),
+    ] {
+        for v in [-1.0, f64::NAN, f64::INFINITY, 3e9] {
+            let mut o = Options::default();
+            set(&mut o, v);
+            let e = err(o);
+            assert_eq!((e.kind, e.option), (ErrorKind::Range, field));
+        }
+    }
+    let o = Options {
+        heartbeat_event: Some("error".into()),
+        ..Options::default()
+    };
+    assert_eq!(err(o).option, "heartbeatEvent");
+    let o = Options {
+        probe_url: Some(String::new()),
+        ..Options::default()
+    };
+    assert_eq!(err(o).option, "probe");
+}

@@ -17,7 +17,7 @@
 /** Inputs of `Shell.input`; the same numbers as `In` in src/web/shell.rs. */
 const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8;
 /** Notifications from `notify`; the same numbers as `Note` in src/web/shell.rs. */
-const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4, ID_DROPPED = 5;
+const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4, ID_DROPPED = 5, UNAUTHORIZED = 6;
 const NAMES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
 const PREFIX = 'managed-eventsource: ';
 
@@ -166,7 +166,7 @@ function until(link, e) {
 }
 
 /** Called by Rust for every new EventSource: our listeners on it. `hint` is the retry-hint event's name. */
-export const attach = guard(function attach(link, es, hint) {
+export const attach = guard(function attach(link, es, hint, heartbeat) {
   const c = { link, es, hint, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
   listen(c, 'open', (e) => {
     if (named(e)) return relayNamed(c, 'open', e);
@@ -181,6 +181,7 @@ export const attach = guard(function attach(link, es, hint) {
     link.ev = null;
   });
   if (hint) relay(c, hint);
+  if (heartbeat) relay(c, heartbeat); // its arrival is what the stall watchdog sees
   relay(c, 'message');
   for (const type of link.t.keys()) relay(c, type);
   // The inner source is never handed to user code; if it is closed anyway, the instance closes with it.
@@ -246,6 +247,9 @@ export const notify = guard(function notify(link, what, a, b) {
   } else if (what === GIVE_UP) {
     call(me, cb.ongiveup, { attempts: a });
     call(undefined, st.onGiveUp, a);
+  } else if (what === UNAUTHORIZED) {
+    call(me, cb.onunauthorized, { status: a });
+    call(undefined, st.onUnauthorized, { status: a });
   } else if (what === ID_DROPPED) {
     report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
   }
@@ -266,6 +270,33 @@ export function urlOf(link) {
   if (u.length > MAX_URL) throw new RangeError(`${PREFIX}the url is ${u.length} characters long; browsers refuse more than ${MAX_URL}`);
   return u;
 }
+
+/** A probe that has not had its headers in this long has failed. */
+const PROBE_TIMEOUT = 10000;
+
+/** Fetches `url` once for Rust, aborted as soon as the headers arrive, and tells the shell the status (0 for
+ * a probe that failed) and any Retry-After. */
+export const probe = guard((link, url, withCredentials, id) => {
+  const ac = new AbortController();
+  const timer = setTimeout(() => ac.abort(), PROBE_TIMEOUT);
+  const answer = (status, retryAfter) => {
+    clearTimeout(timer);
+    ac.abort();
+    link.s.probed(id, status, retryAfter ?? undefined, Date.now());
+  };
+  fetch(url, {
+    credentials: withCredentials ? 'include' : 'same-origin',
+    cache: 'no-store',
+    headers: { Accept: 'text/event-stream' },
+    signal: ac.signal,
+  }).then(
+    (r) => answer(r.status, r.headers.get('retry-after')),
+    () => answer(0),
+  );
+});
+
+/** The machine's clock. */
+export const now = guard(() => performance.now());
 
 /** Arms a timer for Rust: after `ms`, `input(what)`. Returns its id for `disarm`. */
 export const arm = guard((link, ms, what) => setTimeout(() => link.s.input(what), ms));
@@ -383,9 +414,12 @@ const NUMBERS = [
   ['reconnectOnVisible', 'boolean'],
   ['reconnectOnOnline', 'boolean'],
   ['maxHintMs', 'number'],
+  ['probe', [false, true]], // or a URL (a string), which goes to Rust with the strings
+  ['stallTimeoutMs', 'number'],
+  ['minUptimeMs', 'number'],
 ];
-const STRINGS = ['lastEventIdParam', 'retryHintEvent'];
-const OPTIONS = [...NUMBERS.map(([k]) => k), ...STRINGS];
+const STRINGS = ['lastEventIdParam', 'retryHintEvent', 'heartbeatEvent'];
+const OPTIONS = [...NUMBERS.map(([k]) => k), ...STRINGS, 'until'];
 
 const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
 
@@ -426,12 +460,22 @@ function start(me, url, options, st) {
   }
   const numbers = new Float64Array(NUMBERS.length);
   let given = 0;
+  let probeUrl;
   NUMBERS.forEach(([k, type], i) => {
-    const v = o[k];
+    let v = o[k];
     if (v == null) return;
+    if (k === 'probe' && typeof v === 'string') {
+      probeUrl = v;
+      v = true;
+    }
     const bad = typeof type === 'string' ? typeof v !== type : !type.includes(v);
     if (bad) {
-      const rule = typeof type === 'string' ? 'a ' + type : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
+      const rule =
+        k === 'probe'
+          ? 'true, false or a URL'
+          : typeof type === 'string'
+            ? 'a ' + type
+            : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
       fail('option ' + k + ' must be ' + rule);
     }
     numbers[i] = typeof type === 'string' ? +v : type.indexOf(v);
@@ -442,6 +486,8 @@ function start(me, url, options, st) {
     if (v != null && typeof v !== 'string') fail('option ' + k + ' must be a string');
     return v ?? undefined;
   });
+  const until = o.until;
+  if (until != null && typeof until !== 'function') fail('option until must be a function');
   const link = {
     me,
     url,
@@ -449,11 +495,11 @@ function start(me, url, options, st) {
     s: null,
     t: new Map(), // type -> { l: listener entries }
     on: { open: null, message: null, error: null },
-    cb: { onstatus: null, onretry: null, ongiveup: null },
+    cb: { onstatus: null, onretry: null, ongiveup: null, onunauthorized: null },
     st: st ?? {},
     c: null,
     ev: null,
-    until: null,
+    until: until ?? null,
     protos: new Map(), // an event class's prototype -> ours (see retarget)
     pp: null, // the last pair: the class's prototype
     p: null, // and ours
@@ -462,7 +508,7 @@ function start(me, url, options, st) {
   };
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
-  link.s = hooks.shell(link, numbers, given, ...strings);
+  link.s = hooks.shell(link, numbers, given, ...strings, probeUrl);
   return link;
 }
 
@@ -532,7 +578,7 @@ Object.defineProperties(
 );
 Object.defineProperties(
   proto,
-  props(['onstatus', 'onretry', 'ongiveup'], (me, n) => link(me).cb[n], (me, n, f) => setCallback(link(me), n, f)),
+  props(['onstatus', 'onretry', 'ongiveup', 'onunauthorized'], (me, n) => link(me).cb[n], (me, n, f) => setCallback(link(me), n, f)),
 );
 for (const [i, name] of ['CONNECTING', 'OPEN', 'CLOSED'].entries()) {
   const d = { value: i, enumerable: true };
@@ -542,7 +588,7 @@ for (const [i, name] of ['CONNECTING', 'OPEN', 'CLOSED'].entries()) {
 // `using es = new ManagedEventSource(...)` closes it at the end of the block.
 if (typeof Symbol.dispose === 'symbol') proto[Symbol.dispose] = proto.close;
 
-const STREAM = ['onOpen', 'onMessage', 'events', 'onRetryScheduled', 'onGiveUp', 'onStatus'];
+const STREAM = ['onOpen', 'onMessage', 'events', 'onRetryScheduled', 'onGiveUp', 'onStatus', 'onUnauthorized'];
 
 /** Seed 000's createManagedStream: connects and returns a function that stops the stream. */
 export function createManagedStream(url, handlers, options) {

@@ -31,8 +31,21 @@ export interface Options {
   /** An event whose data is a delay in ms: the next reconnect waits at least that long, plus the
    * ladder's own jitter (a server's load-shedding advice). Default none. */
   retryHintEvent?: string;
-  /** The longest wait in ms a server may impose through retryHintEvent. Default 600000. */
+  /** The longest wait in ms a server may impose through retryHintEvent or Retry-After. Default 600000. */
   maxHintMs?: number;
+  /** When the browser gave up on a source (a status other than 200, a wrong content type), fetch its URL
+   * once (or the URL given), aborted once the headers arrive, to learn the status: 204 ends the stream,
+   * 401/403 call onunauthorized and wait for reconnectNow(), 404/410 fail at once, 429/503 honour
+   * Retry-After; anything else takes the ladder. Default false. */
+  probe?: boolean | string;
+  /** An open stream that receives no event for this long (ms) is treated as dropped. Default 0 (off). */
+  stallTimeoutMs?: number;
+  /** An event the server sends to show the stream is alive (comments are invisible to EventSource). */
+  heartbeatEvent?: string;
+  /** The stream closes after delivering the event for which this returns true. */
+  until?: (ev: MessageEvent<string>) => boolean;
+  /** The attempt counter resets only once a connection has stayed open this long (ms). Default 0: on open. */
+  minUptimeMs?: number;
 }
 
 export interface RetryInfo {
@@ -41,6 +54,9 @@ export interface RetryInfo {
 }
 export interface GiveUpInfo {
   attempts: number;
+}
+export interface UnauthorizedInfo {
+  status: 401 | 403;
 }
 
 /** The events a ManagedEventSource fires; any other name is a server's named event. */
@@ -83,6 +99,9 @@ export declare class ManagedEventSource {
   onstatus: ((this: ManagedEventSource, status: Status) => void) | null;
   onretry: ((this: ManagedEventSource, info: RetryInfo) => void) | null;
   ongiveup: ((this: ManagedEventSource, info: GiveUpInfo) => void) | null;
+  /** A probe found 401 or 403: refresh the credentials (a URL function gives the fresh token), then
+   * call reconnectNow(). */
+  onunauthorized: ((this: ManagedEventSource, info: UnauthorizedInfo) => void) | null;
   /** `open` and `error` listeners receive an `Event`; `message` and named events a `MessageEvent<string>`. */
   addEventListener<K extends string>(
     type: K,
@@ -110,6 +129,7 @@ export interface StreamHandlers {
   onRetryScheduled?: (info: { attempt: number; wait: number }) => void;
   onGiveUp?: (attempts: number) => void;
   onStatus?: (status: Status) => void;
+  onUnauthorized?: (info: UnauthorizedInfo) => void;
 }
 
 /** Seed 000's createManagedStream: connects and returns a function that stops the stream. */

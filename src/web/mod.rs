@@ -38,6 +38,9 @@ mod at {
     pub const RECONNECT_ON_VISIBLE: usize = 7;
     pub const RECONNECT_ON_ONLINE: usize = 8;
     pub const MAX_HINT_MS: usize = 9;
+    pub const PROBE: usize = 10;
+    pub const STALL_TIMEOUT_MS: usize = 11;
+    pub const MIN_UPTIME_MS: usize = 12;
 }
 
 /// Builds the options from what the JavaScript half read: `numbers[i]` counts only where bit `i` of `given`
@@ -46,9 +49,9 @@ mod at {
 fn read_options(
     numbers: &[f64],
     given: u32,
-    last_event_id_param: Option<String>,
-    retry_hint_event: Option<String>,
+    strings: [Option<String>; 4],
 ) -> Result<(Options, Config), JsValue> {
+    let [last_event_id_param, retry_hint_event, heartbeat_event, probe_url] = strings;
     let d = Options::default();
     let number = |i: usize, default: f64| match numbers.get(i) {
         Some(v) if given & (1 << i) != 0 => *v,
@@ -77,6 +80,11 @@ fn read_options(
         reconnect_on_online: flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
         retry_hint_event,
         max_hint_ms: number(at::MAX_HINT_MS, d.max_hint_ms),
+        probe: flag(at::PROBE, d.probe),
+        probe_url,
+        stall_timeout_ms: number(at::STALL_TIMEOUT_MS, d.stall_timeout_ms),
+        heartbeat_event,
+        min_uptime_ms: number(at::MIN_UPTIME_MS, d.min_uptime_ms),
     };
     let ladder = o.validate().map_err(throw)?;
     let config = Config {
@@ -86,6 +94,9 @@ fn read_options(
         wake_on_visible: o.reconnect_on_visible,
         wake_on_online: o.reconnect_on_online,
         max_hint_ms: o.max_hint_ms as u32,
+        probe: o.probe,
+        stall_timeout_ms: o.stall_timeout_ms as u32,
+        min_uptime_ms: o.min_uptime_ms as u32,
     };
     Ok((o, config))
 }
@@ -108,12 +119,22 @@ impl Shell {
         given: u32,
         last_event_id_param: Option<String>,
         retry_hint_event: Option<String>,
+        heartbeat_event: Option<String>,
+        probe_url: Option<String>,
     ) -> Result<Shell, JsValue> {
-        let (o, config) = read_options(numbers, given, last_event_id_param, retry_hint_event)?;
+        let strings = [
+            last_event_id_param,
+            retry_hint_event,
+            heartbeat_event,
+            probe_url,
+        ];
+        let (o, config) = read_options(numbers, given, strings)?;
         let settings = Settings {
             with_credentials: o.with_credentials,
             param: o.last_event_id_param,
             hint_event: o.retry_hint_event,
+            heartbeat_event: o.heartbeat_event,
+            probe_url: o.probe_url,
         };
         let shared = Shared::new(config, settings, link);
         shared.start()?;
@@ -140,6 +161,18 @@ impl Shell {
         }
     }
 
+    /// A probe's answer: `status` 0 when the probe failed; `retry_after` the header's value; `now` the time,
+    /// ms since 1970, for a `Retry-After` date.
+    pub fn probed(&self, id: u32, status: u32, retry_after: Option<String>, now: f64) {
+        let retry_after_ms = retry_after.and_then(|v| crate::options::retry_after_ms(&v, now));
+        let status = (status > 0 && status < 1000).then_some(status as u16);
+        self.shared.feed(crate::machine::Input::Probed {
+            id,
+            status,
+            retry_after_ms,
+        });
+    }
+
     /// The last event id.
     #[wasm_bindgen(js_name = lastEventId)]
     pub fn last_event_id(&self) -> String {
@@ -158,11 +191,11 @@ pub fn js_api() -> JsValue {
         fn define(hooks: &JsValue);
         fn api() -> JsValue;
     }
-    type Make =
-        dyn Fn(JsValue, Vec<f64>, u32, Option<String>, Option<String>) -> Result<JsValue, JsValue>;
+    type Text = Option<String>;
+    type Make = dyn Fn(JsValue, Vec<f64>, u32, Text, Text, Text, Text) -> Result<JsValue, JsValue>;
     let hooks = js_sys::Object::new();
-    let shell = Closure::<Make>::new(|link, numbers: Vec<f64>, given, param, hint| {
-        Shell::new(link, &numbers, given, param, hint).map(JsValue::from)
+    let shell = Closure::<Make>::new(|link, numbers: Vec<f64>, given, param, hint, beat, probe| {
+        Shell::new(link, &numbers, given, param, hint, beat, probe).map(JsValue::from)
     });
     let _ = js_sys::Reflect::set(&hooks, &"shell".into(), &shell.into_js_value());
     define(&hooks);

@@ -33,6 +33,7 @@ pub(crate) mod input {
     pub const HINT: u32 = 6;
     pub const RETRY_NOW: u32 = 7;
     pub const CLOSE: u32 = 8;
+    pub const WATCHDOG: u32 = 9;
 }
 
 /// Notifications to the JavaScript half (`notify`); the same numbers as at the top of `api.js`.
@@ -43,6 +44,7 @@ mod note {
     pub const RETRY: u32 = 3;
     pub const GIVE_UP: u32 = 4;
     pub const ID_DROPPED: u32 = 5;
+    pub const UNAUTHORIZED: u32 = 6;
 }
 
 /// What a client was built with, besides the machine's [`Config`].
@@ -52,6 +54,10 @@ pub(crate) struct Settings {
     pub param: Option<String>,
     /// `retryHintEvent`.
     pub hint_event: Option<String>,
+    /// `heartbeatEvent`.
+    pub heartbeat_event: Option<String>,
+    /// `probe: 'url'`: what to probe instead of the stream's own URL.
+    pub probe_url: Option<String>,
 }
 
 pub(crate) struct Core {
@@ -61,6 +67,8 @@ pub(crate) struct Core {
     link: Option<JsValue>,
     /// Whether a source has been created (a URL that fails later is reported, not thrown).
     opened: bool,
+    /// The URL of the last attempt, for the probe.
+    last_url: String,
     connection: Option<Connection>,
     timer: Option<Timer>,
     page: Option<Page>,
@@ -111,6 +119,7 @@ impl Shared {
                 settings,
                 link: Some(link),
                 opened: false,
+                last_url: String::new(),
                 connection: None,
                 timer: None,
                 page: None,
@@ -162,6 +171,18 @@ impl Shared {
             },
             input::RETRY_NOW => Input::RetryNow,
             input::CLOSE => Input::Close,
+            input::WATCHDOG => {
+                let (spent, active) = {
+                    let mut core = self.get_mut();
+                    let active = core
+                        .connection
+                        .as_ref()
+                        .is_some_and(|c| js::active(&c.record));
+                    (core.timer.take(), active)
+                };
+                drop(spent);
+                Input::WatchdogFired { active }
+            }
             _ => return,
         };
         self.feed(input);
@@ -188,6 +209,7 @@ impl Shared {
         {
             let mut core = self.get_mut();
             let mut out = Vec::new();
+            core.machine.set_now(js::now());
             core.machine.handle_into(input, &mut out);
             core.queue.extend(out.into_iter().map(Some));
             if core.draining {
@@ -259,6 +281,26 @@ impl Shared {
                 let old = self.get_mut().timer.replace(timer);
                 drop(old);
             }
+            Command::ArmWatchdog { ms } => {
+                let Some(link) = self.link() else { return };
+                let timer = Timer::new(&link, ms, input::WATCHDOG);
+                let old = self.get_mut().timer.replace(timer);
+                drop(old);
+            }
+            Command::Probe { id } => {
+                let Some(link) = self.link() else { return };
+                let (url, credentials) = {
+                    let core = self.get();
+                    let url = core
+                        .settings
+                        .probe_url
+                        .clone()
+                        .unwrap_or_else(|| core.last_url.clone());
+                    (url, core.settings.with_credentials)
+                };
+                js::probe(&link, &url, credentials, id);
+            }
+            Command::Unauthorized { status } => self.notify(note::UNAUTHORIZED, status as u32, 0),
             Command::DisarmTimer => {
                 let old = self.get_mut().timer.take();
                 drop(old);
@@ -289,6 +331,7 @@ impl Shared {
                 };
                 (url, core.settings.with_credentials)
             };
+            self.get_mut().last_url = url.clone();
             let init = EventSourceInit::new();
             init.set_with_credentials(with_credentials);
             EventSource::new_with_event_source_init_dict(&url, &init)
@@ -314,8 +357,14 @@ impl Shared {
                 return;
             }
         };
-        let hint = self.get().settings.hint_event.clone();
-        let record = js::attach(&link, &source, hint);
+        let (hint, heartbeat) = {
+            let core = self.get();
+            (
+                core.settings.hint_event.clone(),
+                core.settings.heartbeat_event.clone(),
+            )
+        };
+        let record = js::attach(&link, &source, hint, heartbeat);
         let mut core = self.get_mut();
         core.opened = true;
         let old = core.connection.replace(Connection { source, record });
@@ -347,7 +396,7 @@ fn is_stale_news(command: &Command) -> bool {
         Command::Status(status) => *status != Status::Closed,
         Command::ReportError | Command::Connected { .. } => true,
         Command::RetryScheduled { .. } | Command::GaveUp { .. } => true,
-        Command::ResumeIdDropped { .. } => true,
+        Command::ResumeIdDropped { .. } | Command::Unauthorized { .. } => true,
         _ => false,
     }
 }

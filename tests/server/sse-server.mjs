@@ -29,6 +29,9 @@
 //   special                                the parser's corner cases (multi-line data, unicode, CRLF, a
 //                                          comment, an id reset, a named message, no space after ':'),
 //                                          then end
+//   ra:STATUS:S                            STATUS (e.g. 503) with Retry-After: S
+//   flap                                   200 and the headers, then end at once (accept and drop)
+//   beat:MS                                only heartbeat events (event: ping) every MS, no messages
 //   chaos                                  one of: 503, a drop, a stall killed after 200 ms, or a
 //                                          random run of 50-600 events cut mid-stream (seeded per client)
 //
@@ -143,6 +146,11 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       res.end(kind === '204' ? undefined : `status ${kind}\n`);
       return;
     }
+    if (kind === 'ra') {
+      res.writeHead(Number(arg), { 'Content-Type': 'text/plain', 'Retry-After': arg2, 'Access-Control-Expose-Headers': 'Retry-After', ...cors(req) });
+      res.end(`status ${arg}\n`);
+      return;
+    }
     if (kind === 'drop') {
       // Cut mid-status-line: a network error to EventSource. With no byte at all, browsers may re-send
       // the request by themselves (Firefox does even on a fresh connection), hiding the failure.
@@ -176,6 +184,15 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       res.write(chunk);
     };
     if (kind === 'stall') return; // headers sent, then silence
+    if (kind === 'flap') {
+      res.end();
+      return;
+    }
+    if (kind === 'beat') {
+      const timer = setInterval(() => res.write('event: ping\ndata: beat\n\n'), Number(arg));
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     if (kind === 'stallkill') {
       setTimeout(() => req.socket.destroy(), 200);
       return;

@@ -17,7 +17,13 @@ const options: Options = {
   reconnectOnOnline: false,
   retryHintEvent: 'retry-hint',
   maxHintMs: 60_000,
+  probe: true,
+  stallTimeoutMs: 45_000,
+  heartbeatEvent: 'ping',
+  until: (ev) => ev.data === 'done',
+  minUptimeMs: 10_000,
 };
+const probeElsewhere: Options = { probe: '/api/stream/status' };
 const es = new ManagedEventSource('/api/stream', options);
 const fromUrl = new ManagedEventSource(new URL('https://example.com/feed'), { reconnect: 'browser' });
 const fromFn = new ManagedEventSource(() => `/feed?token=${Math.random()}`, { reconnect: false });
@@ -37,6 +43,7 @@ es.onerror = (ev) => void ev.target;
 es.onstatus = (s: Status) => void s;
 es.onretry = (info: RetryInfo) => void (info.attempt + info.delayMs);
 es.ongiveup = (info: GiveUpInfo) => void info.attempts;
+es.onunauthorized = ({ status }) => void (status === 401);
 es.onmessage = null;
 es.addEventListener('open', (ev: Event) => void ev);
 es.addEventListener('error', (ev: Event) => void ev);
@@ -56,7 +63,8 @@ const handlers: StreamHandlers = {
   onRetryScheduled: ({ attempt, wait }) => void (attempt + wait),
   onGiveUp: (attempts: number) => void attempts,
   onStatus: (s) => void s,
+  onUnauthorized: ({ status }) => void status,
 };
 const stop: () => void = createManagedStream('/api/stream', handlers, { baseMs: 1000 });
 stop();
-void open, status, text, n, cred, dispatched;
+void open, status, text, n, cred, dispatched, probeElsewhere;

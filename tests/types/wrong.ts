@@ -28,6 +28,10 @@ createManagedStream('/feed', { onOpen: 5 });
 createManagedStream('/feed', { onOpn: () => {} });
 // @ts-expect-error: onGiveUp receives a number
 createManagedStream('/feed', { onGiveUp: (info: { attempts: number }) => info });
+// @ts-expect-error: probe is a boolean or a URL
+new ManagedEventSource('/feed', { probe: 5 });
+// @ts-expect-error: until is a predicate
+new ManagedEventSource('/feed', { until: 'done' });
 // @ts-expect-error: CONNECTING is a constant
 ManagedEventSource.CONNECTING = 1;
 void s;

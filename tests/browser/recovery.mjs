@@ -1,0 +1,184 @@
+// Issue 12: fatal or transient. The status probe, the stall watchdog, until, minUptimeMs and the
+// back-forward cache, against the fault-injecting server.
+import { ManagedEventSource, createManagedStream } from '/pkg/index.js';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch } from './lib.mjs';
+
+const opts = { jitter: 'none', baseMs: 50, maxMs: 200, probe: true };
+
+test('probe: 204 closes the stream after exactly two requests', async () => {
+  await plan('p204', '204,204', 'stream');
+  const es = new ManagedEventSource(url('p204'), opts);
+  const seen = watch(es);
+  ok(await until(5000, () => es.status === 'closed'));
+  await sleep(400);
+  eq((await log('p204')).attempts.length, 2);
+  eq(seen.statuses, ['reconnecting', 'closed']);
+  eq(seen.errors, 1);
+});
+
+test('probe: 401 calls onunauthorized, makes no third request, and reconnectNow revives with a fresh URL', async () => {
+  await plan('p401', '401,401', 'stream');
+  let token = 'old';
+  const unauthorized = [];
+  const es = new ManagedEventSource(() => url('p401', `&token=${token}`), opts);
+  es.onunauthorized = (info) => {
+    unauthorized.push(info);
+    token = 'fresh';
+  };
+  ok(await until(5000, () => unauthorized.length === 1));
+  eq(unauthorized, [{ status: 401 }]);
+  eq(es.status, 'failed');
+  await sleep(500);
+  eq((await log('p401')).attempts.length, 2, 'no third request');
+  es.reconnectNow();
+  ok(await until(3000, () => es.status === 'open'));
+  const attempts = (await log('p401')).attempts;
+  ok(attempts[2].url.endsWith('token=fresh'), attempts[2].url);
+  es.close();
+  // createManagedStream's handler.
+  await plan('p403', '403,403', 'stream');
+  const heard = [];
+  const stop = createManagedStream(url('p403'), { onUnauthorized: (i) => heard.push(i) }, opts);
+  ok(await until(5000, () => heard.length === 1));
+  eq(heard, [{ status: 403 }]);
+  stop();
+});
+
+test('probe: 404 fails after two requests, and gives up', async () => {
+  await plan('p404', '404,404', 'stream');
+  const es = new ManagedEventSource(url('p404'), opts);
+  const gaveUp = [];
+  es.ongiveup = (i) => gaveUp.push(i);
+  ok(await until(5000, () => es.status === 'failed'));
+  await sleep(500);
+  eq((await log('p404')).attempts.length, 2);
+  eq(gaveUp, [{ attempts: 0 }]);
+  eq(es.readyState, 2);
+  es.close();
+});
+
+test('probe: 503 with Retry-After: 2 waits at least 2 s', async () => {
+  await plan('p503', 'ra:503:2,ra:503:2', 'stream');
+  const es = new ManagedEventSource(url('p503'), opts);
+  const seen = watch(es);
+  ok(await until(8000, () => es.status === 'open'));
+  es.close();
+  const attempts = (await log('p503')).attempts;
+  eq(attempts.length, 3);
+  const gap = attempts[2].t - attempts[1].t;
+  ok(gap >= 2000, `came back after ${gap} ms`);
+  eq(seen.retries.map((r) => r.delayMs), [2050]);
+  figure('503 with Retry-After: 2, waited (ms)', Math.round(gap));
+});
+
+test('probe: a 500 takes the ladder as usual; a probe URL of its own', async () => {
+  await plan('p500', '500', 'stream');
+  await plan('pstatus', '', '200');
+  const es = new ManagedEventSource(url('p500'), { ...opts, probe: url('pstatus') });
+  ok(await until(5000, () => es.status === 'open'));
+  es.close();
+  eq((await log('p500')).attempts.length, 2, 'the stream itself: the failure and the reconnect');
+  eq((await log('pstatus')).attempts.length, 1, 'the probe went to its own URL');
+});
+
+test('without probe, a 404 is retried through the ladder, as before', async () => {
+  await plan('noprobe', '404,404', 'stream');
+  const es = new ManagedEventSource(url('noprobe'), { ...opts, probe: false });
+  ok(await until(5000, () => es.status === 'open'));
+  es.close();
+  eq((await log('noprobe')).attempts.length, 3);
+});
+
+test('the stall watchdog notices a silent stream within the timeout and a quarter', async () => {
+  await plan('stall', 'stall', 'stream');
+  const es = new ManagedEventSource(url('stall'), { jitter: 'none', baseMs: 50, stallTimeoutMs: 800 });
+  let opened = 0, noticed = 0;
+  es.onopen = () => (opened ||= performance.now());
+  es.onerror = () => (noticed ||= performance.now());
+  ok(await until(4000, () => noticed > 0));
+  const after = noticed - opened;
+  ok(await until(3000, () => es.status === 'open'));
+  es.close();
+  ok(after >= 800 && after <= 800 * 1.25 + 150, `noticed after ${after} ms`);
+  eq((await log('stall')).attempts.length, 2);
+  figure('a stall of a stream with stallTimeoutMs 800 noticed after (ms)', Math.round(after));
+});
+
+test('heartbeat events keep a quiet stream alive; comments alone do not', async () => {
+  await plan('beat', 'beat:150', 'stream');
+  const es = new ManagedEventSource(url('beat'), { stallTimeoutMs: 600, heartbeatEvent: 'ping' });
+  const seen = watch(es);
+  await sleep(2000);
+  eq(seen.errors, 0, 'no stall while heartbeats arrive');
+  eq(es.status, 'open');
+  es.close();
+  await plan('comments', 'stall', 'stream'); // a stall sends one comment, then nothing
+  const quiet = new ManagedEventSource(url('comments'), { stallTimeoutMs: 600, baseMs: 50 });
+  const q = watch(quiet);
+  ok(await until(2000, () => q.errors === 1));
+  quiet.close();
+});
+
+test('until: the event it picks is delivered, then the stream closes', async () => {
+  await plan('until', '', 'stream');
+  const got = [];
+  const es = new ManagedEventSource(url('until'), { until: (e) => e.data === 'event 3' });
+  es.onmessage = (e) => got.push(e.data);
+  ok(await until(3000, () => es.status === 'closed'));
+  await sleep(200);
+  eq(got, ['event 1', 'event 2', 'event 3']);
+  ok(throws(() => new ManagedEventSource(url('x'), { until: 'event 3' })) instanceof TypeError);
+});
+
+test('minUptimeMs: against a server that accepts and drops at once, delays grow', async () => {
+  const run = async (c, minUptimeMs) => {
+    await plan(c, 'flap,flap,flap,flap,flap', 'stream');
+    const es = new ManagedEventSource(url(c), { jitter: 'none', baseMs: 50, minUptimeMs });
+    const seen = watch(es);
+    ok(await until(8000, () => seen.retries.length >= 5));
+    es.close();
+    return seen.retries.map((r) => r.delayMs);
+  };
+  eq(await run('flap-reset', 0), [50, 50, 50, 50, 50], 'without it, every reconnect starts the ladder over');
+  eq(await run('flap-uptime', 1000), [50, 100, 200, 400, 800], 'with it, the ladder carries on');
+});
+
+test('pageshow from the back-forward cache, and resume, reconnect a waiting stream at once', async () => {
+  for (const [c, fire] of [
+    ['pageshow', () => dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }))],
+    ['resume', () => document.dispatchEvent(new Event('resume'))],
+  ]) {
+    await plan(c, '503', 'stream');
+    const es = new ManagedEventSource(url(c), { jitter: 'none', baseMs: 20000 });
+    const seen = watch(es);
+    ok(await until(3000, () => seen.retries.length === 1));
+    const t0 = performance.now();
+    fire();
+    ok(await until(2000, () => es.status === 'open'), c);
+    ok(performance.now() - t0 < 1500);
+    es.close();
+    // A pageshow that is not from the cache changes nothing.
+  }
+  await plan('fresh-show', '503', 'stream');
+  const es = new ManagedEventSource(url('fresh-show'), { jitter: 'none', baseMs: 20000 });
+  const seen = watch(es);
+  ok(await until(3000, () => seen.retries.length === 1));
+  dispatchEvent(new PageTransitionEvent('pageshow', { persisted: false }));
+  await sleep(300);
+  eq((await log('fresh-show')).attempts.length, 1);
+  es.close();
+});
+
+test('options are checked', async () => {
+  for (const [o, E] of [
+    [{ stallTimeoutMs: -1 }, RangeError],
+    [{ minUptimeMs: Infinity }, RangeError],
+    [{ probe: 5 }, TypeError],
+    [{ probe: '' }, TypeError],
+    [{ heartbeatEvent: 'error' }, TypeError],
+    [{ heartbeatEvent: 7 }, TypeError],
+  ]) {
+    const e = throws(() => new ManagedEventSource(url('x'), o));
+    ok(e instanceof E, `${JSON.stringify(o)}: ${e}`);
+  }
+});
