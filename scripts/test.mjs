@@ -94,6 +94,7 @@ if (ready) {
   const built = await step('npm package: node scripts/build.mjs', () => run('node', ['scripts/build.mjs']));
   if (built) {
     await step('size report: node scripts/size.mjs', () => run('node', ['scripts/size.mjs']));
+    await step('population run, quick: node scripts/population.mjs --quick', () => run('node', ['scripts/population.mjs', '--quick']));
     await step('page tests: node --test tests/page', () =>
       run('node', ['--test', '--test-reporter=spec', '--test-concurrency=1', 'tests/page/']),
     );

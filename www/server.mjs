@@ -10,6 +10,13 @@
 //   GET /api/outage?seconds=N   drop every stream and refuse new ones for N seconds
 //   GET /api/shed?on=1|0        soft shedding: 200, a long jittered retry:, a retry-hint event, end
 //   GET /api/budget?rate=R&burst=B   admit at most R connections a second (token bucket; rate=0: off)
+//       &paced=1[&front=1][&spreadMs=S]  paced admission: a turned-away client's retry hint is its place in
+//                               line divided by R (plus up to S ms); with front=1, during an outage the
+//                               server answers every attempt with a slot after it instead of refusing
+//   GET /api/stop?seconds=N     close the listening socket for N seconds: connections are refused (a real
+//                               restart), and open streams drop
+//   GET /api/retry?fixed=1      send no jittered retry: field (the population run's fixed-retry baseline)
+//   GET /api/arrivals?reset=1   stream requests per 100 ms since the last reset: accepted, shed, refused
 //   GET /api/next?status=503&count=N answer the next N connections with 503, 401 or 204
 //   GET /api/stats              accepted/shed/refused/rejected per second, as JSON
 //   GET /api/stats/stream       the same, one SSE event a second
@@ -49,7 +56,9 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
     shedding: false,
     shedMin: 5000,
     shedSpread: 10000,
-    budget: null, // { rate, burst, tokens, last }
+    budget: null, // { rate, burst, tokens, last, paced: { front, spreadMs, nextSlot } | null }
+    fixedRetry: false,
+    arrivals: { t0: Date.now(), accepted: [], shed: [], refused: [] },
     forced: [], // statuses for the next connections
     counts: { accepted: 0, shed: 0, refused: 0, rejected: 0 },
     history: [],
@@ -78,7 +87,7 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
     ...row,
     outage: Math.max(0, Math.ceil((state.outageUntil - Date.now()) / 1000)),
     shedding: state.shedding,
-    budget: state.budget ? { rate: state.budget.rate, burst: state.budget.burst } : null,
+    budget: state.budget ? { rate: state.budget.rate, burst: state.budget.burst, paced: !!state.budget.paced, front: !!state.budget.paced?.front } : null,
     forced: state.forced.length,
   });
 
@@ -93,10 +102,41 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
     return true;
   }
 
+  /** Counts an arrival of `kind` in its 100 ms bucket. */
+  function arrival(kind) {
+    const a = state.arrivals;
+    const i = Math.floor((Date.now() - a.t0) / 100);
+    while (a[kind].length <= i) a[kind].push(0);
+    a[kind][i]++;
+  }
+
+  /**
+   * Issue 17's paced admission: the client's slot in line. Slots are handed out 1/rate apart from the
+   * later of now and `notBefore` (the end of an outage), so the clients turned away come back spread at
+   * exactly the rate the server admits.
+   */
+  function slot(notBefore = 0) {
+    const b = state.budget;
+    const at = Math.max(b.paced.nextSlot, Date.now(), notBefore);
+    b.paced.nextSlot = at + 1000 / b.rate;
+    return Math.round(at - Date.now() + Math.random() * b.paced.spreadMs);
+  }
+
+  /** Seed 001, step 2: accept just enough to say when to come back. A client that has taken over
+   * reconnecting cannot read retry:, so the same advice goes out as a retry-hint event. */
+  function softReject(res, wait) {
+    state.counts.shed++;
+    arrival('shed');
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+    res.end(`retry: ${wait}\nevent: retry-hint\ndata: ${wait}\n\n: shedding load\n\n`);
+  }
+
   function stream(req, res, url) {
     res.shouldKeepAlive = false;
     if (Date.now() < state.outageUntil) {
+      if (state.budget?.paced?.front) return softReject(res, slot(state.outageUntil));
       state.counts.refused++;
+      arrival('refused');
       req.socket.destroy(); // a network error, as a refused connection looks to EventSource
       return;
     }
@@ -108,17 +148,13 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
       return;
     }
     if (state.shedding || !admit()) {
-      // Seed 001, step 2: accept just enough to say when to come back. A client that has taken over
-      // reconnecting cannot read retry:, so the same advice goes out as a retry-hint event.
-      const wait = jittered(state.shedMin, state.shedSpread);
-      state.counts.shed++;
-      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
-      res.end(`retry: ${wait}\nevent: retry-hint\ndata: ${wait}\n\n: shedding load\n\n`);
-      return;
+      // Random hints (seed 001), or with paced admission the client's place in line (issue 17).
+      return softReject(res, state.budget?.paced ? slot() : jittered(state.shedMin, state.shedSpread));
     }
     state.counts.accepted++;
+    arrival('accepted');
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
-    res.write(`retry: ${jittered(3000, 7000)}\n\n`);
+    res.write(state.fixedRetry ? ': fixed retry\n\n' : `retry: ${jittered(3000, 7000)}\n\n`);
     const from = Number(req.headers['last-event-id'] ?? url.searchParams.get('lastEventId') ?? NaN);
     if (Number.isFinite(from)) {
       for (const ev of state.buffer) if (ev.id > from) res.write(`id: ${ev.id}\ndata: ${ev.data}\n\n`);
@@ -171,8 +207,23 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
         return json(res, controls({}));
       case '/api/budget': {
         const rate = Number(q('rate', 0));
-        state.budget = rate > 0 ? { rate, burst: Number(q('burst', rate)), tokens: Number(q('burst', rate)), last: Date.now() } : null;
+        const paced = q('paced', '0') === '1' ? { front: q('front', '0') === '1', spreadMs: Number(q('spreadMs', 500)), nextSlot: 0 } : null;
+        state.budget = rate > 0 ? { rate, burst: Number(q('burst', rate)), tokens: Number(q('burst', rate)), last: Date.now(), paced } : null;
         return json(res, controls({}));
+      }
+      case '/api/stop': {
+        const seconds = Math.min(600, Math.max(0, Number(q('seconds', 10))));
+        json(res, { stopping: seconds });
+        res.on('finish', () => stop(seconds * 1000));
+        return;
+      }
+      case '/api/retry':
+        state.fixedRetry = q('fixed', '0') === '1';
+        return json(res, controls({}));
+      case '/api/arrivals': {
+        const out = { ...state.arrivals, open: state.streams.size };
+        if (q('reset', '0') === '1') state.arrivals = { t0: Date.now(), accepted: [], shed: [], refused: [] };
+        return json(res, out);
       }
       case '/api/next': {
         const status = Number(q('status', 503));
@@ -194,6 +245,15 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
       default:
         return file(res, url.pathname);
     }
+  }
+
+  /** A real restart: the listening socket goes away (connections are refused), open streams drop. */
+  function stop(ms) {
+    const { port: at } = server.address();
+    server.close();
+    for (const s of sockets) s.destroy();
+    state.streams.clear();
+    setTimeout(() => server.listen(at, host), ms);
   }
 
   const server = http.createServer(handle);
