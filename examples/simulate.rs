@@ -62,7 +62,12 @@ fn main() {
         }
     }
     let out = simulate(&s);
-    let list = |v: &[u32]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",");
+    let list = |v: &[u32]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     println!(
         "{{\"attempts\":{},\"attempts_during_outage\":{},\"rejected\":{},\"connected\":{},\"all_connected_ms\":{},\"bucket_ms\":{},\"arrivals\":[{}],\"admitted\":[{}]}}",
         out.attempts,

@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findBrowsers } from './setup.mjs';
+import { WebSocketServer } from 'ws';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -37,13 +38,18 @@ const CLIENTS = {
   'reconnecting-eventsource 1.6.5': `(url, on) => { const es = new ReconnectingEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource onmessage': `(url, on) => { const es = new ManagedEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource addEventListener': `(url, on) => { const es = new ManagedEventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
+  'native WebSocket onmessage': `(url, on) => { const ws = new WebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
+  'ManagedWebSocket onmessage': `(url, on) => { const ws = new ManagedWebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
 };
-const BASELINE = 'native onmessage';
+/** Each client's baseline: native EventSource with onmessage, or for sockets the native WebSocket. */
+const baselineOf = (name) => (name.includes('WebSocket') ? 'native WebSocket onmessage' : 'native onmessage');
 
 const page = `<!doctype html><meta charset="utf-8"><title>dispatch bench</title>
 <script type="module">
 import { ManagedEventSource } from '/pkg/index.js';
+import { ManagedWebSocket } from '/pkg/websocket.js';
 import ReconnectingEventSource from '/peer/reconnecting-eventsource.js';
+const wsUrl = (url) => location.origin.replace(/^http/, 'ws') + url.replace('/blast', '/ws-blast');
 const clients = { ${Object.entries(CLIENTS).map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(',\n')} };
 const plan = await (await fetch('/plan')).json();
 const results = [];
@@ -101,8 +107,8 @@ export async function benchDispatch() {
     res.shouldKeepAlive = false;
     if (url.pathname === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
     if (url.pathname === '/plan') return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(plan));
-    if (url.pathname === '/pkg/index.js') {
-      return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(root, 'pkg', 'index.js')));
+    if (url.pathname === '/pkg/index.js' || url.pathname === '/pkg/websocket.js') {
+      return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(root, url.pathname)));
     }
     if (url.pathname === '/peer/reconnecting-eventsource.js') {
       const file = join(root, 'node_modules', 'reconnecting-eventsource', 'build', 'esm', 'reconnecting-eventsource.js');
@@ -124,6 +130,12 @@ export async function benchDispatch() {
       return;
     }
     res.writeHead(404).end();
+  });
+  // The same messages over a WebSocket: each event's data as one message.
+  const wss = new WebSocketServer({ server, path: '/ws-blast' });
+  wss.on('connection', (ws, req) => {
+    const n = Number(new URL(req.url, 'http://127.0.0.1').searchParams.get('n'));
+    for (let i = 1; i <= n; i++) ws.send(`{"n":${i},"v":"${(i * 7919) % 100000}"}`);
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address();
@@ -160,9 +172,9 @@ export function summarise(results) {
   const rows = [];
   for (const n of sizes) {
     const rate = (name) => results.filter((r) => r.name === name && r.n === n).map((r) => ((n - 1) / r.ms) * 1000);
-    const base = median(rate(BASELINE));
     for (const name of Object.keys(CLIENTS)) {
       const rs = rate(name);
+      const base = median(rate(baselineOf(name)));
       rows.push({ n, name, median: median(rs), min: Math.min(...rs), max: Math.max(...rs), ratio: median(rs) / base, usPerEvent: 1e6 / median(rs) });
     }
   }
@@ -171,8 +183,8 @@ export function summarise(results) {
 
 function table(rows, ua) {
   const chromium = ua.match(/Chrome\/([\d.]+)/)?.[1] ?? 'unknown';
-  let md = `Headless Chromium ${chromium}, no DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event, with a handler that reads \`ev.data\`. Ratio: median events/s divided by native \`onmessage\`'s median in the same run (higher is faster).\n\n`;
-  md += '| events | client | median events/s | min – max | µs per event | ÷ native onmessage |\n| ---: | --- | ---: | ---: | ---: | ---: |\n';
+  let md = `Headless Chromium ${chromium}, no DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event (messages, for the sockets), with a handler that reads \`ev.data\`. Ratio: median events/s divided by the median of the native baseline in the same run (higher is faster): \`EventSource\` with \`onmessage\` for the stream clients, \`WebSocket\` with \`onmessage\` for the sockets.\n\n`;
+  md += '| events | client | median events/s | min – max | µs per event | ÷ native baseline |\n| ---: | --- | ---: | ---: | ---: | ---: |\n';
   const k = (x) => Math.round(x).toLocaleString('en-US');
   for (const r of rows) md += `| ${r.n.toLocaleString('en-US')} | ${r.name} | ${k(r.median)} | ${k(r.min)} – ${k(r.max)} | ${r.usPerEvent.toFixed(2)} | **${r.ratio.toFixed(2)}** |\n`;
   return md;

@@ -26,7 +26,7 @@ import { minifyNames } from './wasm-names.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'pkg');
-const work = join(root, 'target', 'pkg-build');
+const workRoot = join(root, 'target', 'pkg-build');
 const bin = (name) => join(root, 'node_modules', '.bin', name);
 const say = (msg) => console.log(`[build] ${msg}`);
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;
@@ -91,10 +91,14 @@ function diet(glue) {
   return glue;
 }
 
-/** The library: wasm, glue and JavaScript half, bundled into each flavour. */
-function buildLibrary() {
-  say('cargo build --release --target wasm32-unknown-unknown --features small');
-  run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--features', 'small']);
+/**
+ * One module: the crate built with `features`, its wasm inlined, bundled into `pkg/<name>.js` (ES module)
+ * and `pkg/<name>.cjs`, exporting what `entry` (given the glue and snippet paths) exports.
+ */
+function buildModule({ name, features, entry }) {
+  const work = join(workRoot, name);
+  say(`cargo build --release --target wasm32-unknown-unknown --features ${features}`);
+  run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--features', features]);
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   run('wasm-bindgen', ['--target', 'web', '--out-dir', work, join(root, 'target', 'wasm32-unknown-unknown', 'release', 'managed_eventsource.wasm')]);
@@ -115,23 +119,21 @@ function buildLibrary() {
     join(work, 'wasm.js'),
     `// The wasm module, deflated and base64-encoded (scripts/build.mjs).\nexport const size = ${wasm.length};\nexport const data = '${deflated.toString('base64')}';\n`,
   );
-  say(`wasm ${wasm.length} bytes (gzip ${gz(wasm)}), deflated and inlined as ${Math.ceil(deflated.length / 3) * 4} characters of base64`);
+  say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), deflated and inlined as ${Math.ceil(deflated.length / 3) * 4} characters of base64`);
 
-  const snippet = readdirSync(join(work, 'snippets'))[0];
-  const api = `./snippets/${snippet}/src/web/api.js`;
+  const snippets = `./snippets/${readdirSync(join(work, 'snippets'))[0]}/src/web`;
   const inflate = relative(work, join(root, 'src', 'web', 'inflate.js'));
   writeFileSync(
     join(work, 'entry.js'),
     `import { initSync, Shell } from './managed_eventsource.js';
-import { define } from '${api}';
 import { inflate } from './${inflate}';
 import { size, data } from './wasm.js';
-export { ManagedEventSource, createManagedStream } from '${api}';
+${entry(snippets)}
 
 // The wasm is compiled on first use, synchronously: it is far below the largest module browsers compile on
 // the main thread (see the README).
 let ready = false;
-const init = () => {
+function init() {
   if (ready) return;
   try {
     initSync({ module: inflate(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
@@ -142,24 +144,45 @@ const init = () => {
     throw e;
   }
   ready = true;
-};
-define({ shell: (...args) => (init(), new Shell(...args)) });
+}
 `,
   );
+  esbuild(join(work, 'entry.js'), join(pkg, `${name}.js`), ['--format=esm']);
+  esbuild(join(work, 'entry.js'), join(pkg, `${name}.cjs`), ['--format=cjs']);
+  return work;
+}
+
+/** The library: the main module (EventSource), the websocket module (both), and the classic script. */
+function buildLibrary() {
+  rmSync(pkg, { recursive: true, force: true });
+  mkdirSync(pkg);
+  const main = buildModule({
+    name: 'index',
+    features: 'small',
+    entry: (s) => `import { define } from '${s}/api.js';
+export { ManagedEventSource, createManagedStream } from '${s}/api.js';
+define({ shell: (...args) => (init(), new Shell(...args)), check: (...args) => (init(), Shell.check(...args)) });`,
+  });
+  buildModule({
+    name: 'websocket',
+    features: 'small,websocket',
+    entry: (s) => `import { define } from '${s}/api.js';
+import { defineSocket } from '${s}/socket.js';
+export { ManagedEventSource, createManagedStream } from '${s}/api.js';
+export { ManagedWebSocket } from '${s}/socket.js';
+define({ shell: (...args) => (init(), new Shell(...args)), check: (...args) => (init(), Shell.check(...args)) });
+defineSocket({ socket: (...args) => (init(), Shell.socket(...args)) });`,
+  });
   writeFileSync(
-    join(work, 'global.js'),
+    join(main, 'global.js'),
     `import { ManagedEventSource, createManagedStream } from './entry.js';
 export { ManagedEventSource, createManagedStream };
 /** The API is ready at once; the promise is kept for pages written against earlier versions. */
 export const ready = Promise.resolve({ ManagedEventSource, createManagedStream });
 `,
   );
-  rmSync(pkg, { recursive: true, force: true });
-  mkdirSync(pkg);
-  esbuild(join(work, 'entry.js'), join(pkg, 'index.js'), ['--format=esm']);
-  esbuild(join(work, 'entry.js'), join(pkg, 'index.cjs'), ['--format=cjs']);
-  esbuild(join(work, 'global.js'), join(pkg, 'managed-eventsource.global.js'), ['--format=iife', '--global-name=managedEventSource']);
-  for (const f of ['index.js', 'index.cjs', 'managed-eventsource.global.js']) {
+  esbuild(join(main, 'global.js'), join(pkg, 'managed-eventsource.global.js'), ['--format=iife', '--global-name=managedEventSource']);
+  for (const f of ['index.js', 'index.cjs', 'websocket.js', 'websocket.cjs', 'managed-eventsource.global.js']) {
     const b = readFileSync(join(pkg, f));
     say(`pkg/${f}: ${b.length} bytes, gzip ${gz(b)}`);
   }
@@ -172,6 +195,9 @@ function buildManifest() {
   writeFileSync(join(pkg, 'index.d.cts'), types);
   copyFileSync(join(root, 'src', 'web', 'global.d.ts'), join(pkg, 'managed-eventsource.global.d.ts'));
   copyFileSync(join(root, 'src', 'web', 'disposable.d.ts'), join(pkg, 'disposable.d.ts'));
+  const socketTypes = readFileSync(join(root, 'src', 'web', 'websocket.d.ts'), 'utf8');
+  writeFileSync(join(pkg, 'websocket.d.ts'), socketTypes);
+  writeFileSync(join(pkg, 'websocket.d.cts'), socketTypes.replaceAll("'./index.js'", "'./index.cjs'"));
   for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
   const cargo = readFileSync(join(root, 'Cargo.toml'), 'utf8');
   const field = (name) => cargo.match(new RegExp(`^${name} = "([^"]*)"`, 'm'))?.[1];
@@ -194,10 +220,14 @@ function buildManifest() {
       '.': main,
       './node': main,
       './global': { types: './managed-eventsource.global.d.ts', default: './managed-eventsource.global.js' },
+      './websocket': {
+        import: { types: './websocket.d.ts', default: './websocket.js' },
+        require: { types: './websocket.d.cts', default: './websocket.cjs' },
+      },
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,

@@ -12,6 +12,7 @@
 //! | [`machine`] | the reconnect state machine, sans-IO: inputs in, commands out |
 //! | [`options`] | the options model, its defaults and its validation |
 //! | [`resume`] | the URL of a reconnect, carrying the last event id |
+//! | [`socket`] | WebSocket policy: which closes reconnect, the queue of messages sent while disconnected |
 //! | [`storm`] | a population simulator that runs the same ladder for many clients |
 //! | `web` | (wasm32 only) the browser shell under `ManagedEventSource` and `createManagedStream` |
 //!
@@ -42,6 +43,7 @@ pub mod ladder;
 pub mod machine;
 pub mod options;
 pub mod resume;
+pub mod socket;
 pub mod storm;
 
 #[cfg(target_arch = "wasm32")]

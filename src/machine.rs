@@ -117,6 +117,9 @@ pub enum Input {
     Stalled,
     /// The user asked to reconnect now with a fresh ladder.
     RetryNow,
+    /// The server ended the stream on purpose (a WebSocket closed cleanly with a code that is not to be
+    /// retried): no reconnect until [`Input::RetryNow`].
+    Ended,
     /// The user closed the stream; final.
     Close,
 }
@@ -212,6 +215,9 @@ pub struct Config {
     /// The attempt counter resets only once a connection has stayed open this long, ms; 0 resets it on
     /// open (`minUptimeMs`).
     pub min_uptime_ms: u32,
+    /// A source not open after this long is given up on as a failed attempt, ms; 0 waits as long as the
+    /// browser does (`connectTimeoutMs`).
+    pub connect_timeout_ms: u32,
 }
 
 /// A reconnect timer that fires more than this much later than it should, and more than its own delay
@@ -234,6 +240,7 @@ impl Default for Config {
             probe: false,
             stall_timeout_ms: 0,
             min_uptime_ms: 0,
+            connect_timeout_ms: 0,
         }
     }
 }
@@ -253,7 +260,8 @@ enum Phase {
     Probing,
     /// No source, no timer: gave up; a visible page or the network coming back retries.
     Failed,
-    /// No source, no timer: a probe found the stream gone or unauthorized; only `RetryNow` retries.
+    /// No source, no timer: a probe found the stream gone or unauthorized, or the server ended it; only
+    /// `RetryNow` retries.
     Stopped,
     Closed,
 }
@@ -304,6 +312,15 @@ impl<R: Random> Machine<R> {
         }
     }
 
+    /// Starts from `id`, as if the events up to it had been received: the first connection resumes after
+    /// it. For a client taking over a stream another one held (sharing across tabs). Before
+    /// [`Input::Start`] only.
+    pub fn resume_from(&mut self, id: String) {
+        if self.phase == Phase::Idle {
+            self.last_event_id = id;
+        }
+    }
+
     /// Sets the clock, in ms from any fixed origin (the shell passes `performance.now()`), before an input.
     pub fn set_now(&mut self, now_ms: f64) {
         self.now = now_ms;
@@ -343,7 +360,7 @@ impl<R: Random> Machine<R> {
         matches!(self.phase, Phase::Connecting | Phase::Open)
     }
 
-    /// Whether the timer is armed: the reconnect timer, or the watchdog's.
+    /// Whether the timer is armed: the reconnect timer, or the watchdog's (stall or connect timeout).
     pub fn timer_armed(&self) -> bool {
         self.phase == Phase::Waiting || self.watchdog
     }
@@ -383,6 +400,11 @@ impl<R: Random> Machine<R> {
             }
             Input::Opened => {
                 if self.phase == Phase::Connecting {
+                    // The connect timeout has done its work.
+                    if self.watchdog {
+                        self.watchdog = false;
+                        out.push(Command::DisarmTimer);
+                    }
                     let attempt = self.ladder.attempt();
                     if self.config.min_uptime_ms == 0 {
                         self.ladder.reset();
@@ -421,7 +443,11 @@ impl<R: Random> Machine<R> {
                 }
             }
             Input::WatchdogFired { active } => {
-                if self.phase == Phase::Open && self.watchdog {
+                if self.phase == Phase::Connecting && self.watchdog {
+                    // Not open within the connect timeout: a failed attempt.
+                    self.watchdog = false;
+                    self.failed(true, out);
+                } else if self.phase == Phase::Open && self.watchdog {
                     self.watchdog = false;
                     self.idle_ticks = if active { 0 } else { self.idle_ticks + 1 };
                     if self.idle_ticks >= WATCHDOG_TICKS {
@@ -472,6 +498,14 @@ impl<R: Random> Machine<R> {
                     self.stop_activity(out);
                     self.ladder.reset();
                     self.open(out);
+                }
+            }
+            Input::Ended => {
+                if self.source_live() {
+                    self.close_source(out);
+                    out.push(Command::ReportError);
+                    self.phase = Phase::Stopped;
+                    self.set_status(Status::Closed, out);
                 }
             }
             Input::Close => {
@@ -584,7 +618,8 @@ impl<R: Random> Machine<R> {
         let first = self.phase == Phase::Idle;
         let id = &self.last_event_id;
         let mut resume_from = None;
-        if !first && self.config.resume && !id.is_empty() {
+        // A first connection has no id to carry, unless it takes over from another (see `resume_from`).
+        if self.config.resume && !id.is_empty() {
             let encoded_len = crate::resume::encoded_len(id);
             if encoded_len <= MAX_RESUME_ID {
                 resume_from = Some(id.clone());
@@ -597,6 +632,12 @@ impl<R: Random> Machine<R> {
         self.resumed_from = self.last_event_id.clone();
         self.phase = Phase::Connecting;
         out.push(Command::OpenSource { resume_from });
+        if self.config.connect_timeout_ms > 0 {
+            self.watchdog = true;
+            out.push(Command::ArmWatchdog {
+                ms: self.config.connect_timeout_ms,
+            });
+        }
         self.set_status(
             if first {
                 Status::Connecting

@@ -117,6 +117,9 @@ pub struct Options {
     /// The ladder resets only after a connection has stayed open this long, ms; 0 (the default) resets it
     /// on open.
     pub min_uptime_ms: f64,
+    /// A connection not open after this long counts as a failed attempt, ms; 0 (the default for
+    /// `EventSource`; sockets default to 10000) waits as long as the browser does.
+    pub connect_timeout_ms: f64,
 }
 
 impl Default for Options {
@@ -140,6 +143,7 @@ impl Default for Options {
             stall_timeout_ms: 0.0,
             heartbeat_event: None,
             min_uptime_ms: 0.0,
+            connect_timeout_ms: 0.0,
         }
     }
 }
@@ -201,6 +205,7 @@ impl Options {
         check_delay("maxHintMs", self.max_hint_ms)?;
         check_delay("stallTimeoutMs", self.stall_timeout_ms)?;
         check_delay("minUptimeMs", self.min_uptime_ms)?;
+        check_delay("connectTimeoutMs", self.connect_timeout_ms)?;
         if self.max_ms < self.base_ms {
             return Err(OptionError::range_error(
                 "maxMs",

@@ -813,6 +813,57 @@ fn a_timer_that_fires_far_too_late_counts_as_waking_up() {
     assert_eq!(delay_of(&m.handle(FAIL)), Some(4000));
 }
 
+#[test]
+fn a_connect_timeout_fails_an_attempt_that_never_opens() {
+    let mut m = machine(Config {
+        connect_timeout_ms: 500,
+        ladder: LadderConfig {
+            strategy: Jitter::None,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    });
+    let cmds = m.handle(Input::Start);
+    assert_eq!(
+        cmds,
+        [
+            Command::OpenSource { resume_from: None },
+            Command::ArmWatchdog { ms: 500 },
+            Command::Status(Status::Connecting)
+        ]
+    );
+    let cmds = m.handle(Input::WatchdogFired { active: false });
+    assert_eq!(&cmds[..2], [Command::CloseSource, Command::ReportError]);
+    assert_eq!(delay_of(&cmds), Some(1000));
+    // An attempt that opens in time disarms it.
+    m.handle(Input::TimerFired);
+    let cmds = m.handle(Input::Opened);
+    assert_eq!(cmds[0], Command::DisarmTimer);
+    assert!(!m.timer_armed());
+}
+
+#[test]
+fn a_stream_the_server_ended_waits_for_reconnect_now() {
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    assert_eq!(
+        m.handle(Input::Ended),
+        [
+            Command::CloseSource,
+            Command::ReportError,
+            Command::Status(Status::Closed)
+        ]
+    );
+    assert_eq!(m.ready_state(), 2);
+    assert!(m.handle(Input::PageVisible).is_empty());
+    assert!(m.handle(Input::Online).is_empty());
+    assert_eq!(
+        m.handle(Input::RetryNow)[0],
+        Command::OpenSource { resume_from: None }
+    );
+}
+
 // ---- property tests -------------------------------------------------------------------------------------
 
 fn input() -> impl Strategy<Value = Input> {
@@ -832,6 +883,7 @@ fn input() -> impl Strategy<Value = Input> {
         2 => (0u32..4, prop_oneof![Just(None), Just(Some(200u16)), Just(Some(204)), Just(Some(401)), Just(Some(403)), Just(Some(404)), Just(Some(410)), Just(Some(429)), Just(Some(503)), Just(Some(500))], prop::option::of(0u32..1_000_000))
             .prop_map(|(id, status, retry_after_ms)| Input::Probed { id, status, retry_after_ms }),
         1 => Just(Input::RetryNow),
+        1 => Just(Input::Ended),
         1 => Just(Input::Close),
     ]
 }
@@ -861,6 +913,7 @@ fn config() -> impl Strategy<Value = Config> {
             any::<bool>(),
             prop_oneof![Just(0u32), 1u32..10_000],
             prop_oneof![Just(0u32), 1u32..10_000],
+            prop_oneof![Just(0u32), 1u32..10_000],
         ),
     )
         .prop_map(
@@ -873,7 +926,7 @@ fn config() -> impl Strategy<Value = Config> {
                 max_attempts,
                 (resume, vis, online),
                 max_hint_ms,
-                (probe, stall_timeout_ms, min_uptime_ms),
+                (probe, stall_timeout_ms, min_uptime_ms, connect_timeout_ms),
             )| Config {
                 mode,
                 ladder: LadderConfig {
@@ -890,6 +943,7 @@ fn config() -> impl Strategy<Value = Config> {
                 probe,
                 stall_timeout_ms,
                 min_uptime_ms,
+                connect_timeout_ms,
             },
         )
 }
@@ -925,6 +979,8 @@ proptest! {
         let mut gave_up = false;
         // A probe found the stream gone or unauthorized: only RetryNow may open again.
         let mut stopped = false;
+        // The server ended the stream: only RetryNow may open again.
+        let mut ended = false;
         let mut max_hint = 0u32;
         let mut last_id = String::new();
         let mut resumed_from = String::new();
@@ -965,6 +1021,7 @@ proptest! {
                         prop_assert!(!gave_up || matches!(input, Input::RetryNow | Input::PageVisible | Input::Online),
                             "woke from failed on {:?}", input);
                         prop_assert!(!stopped || matches!(input, Input::RetryNow), "woke from a probe's verdict on {:?}", input);
+                        prop_assert!(!ended || matches!(input, Input::RetryNow), "woke from a server's end on {:?}", input);
                         shell.sources += 1;
                         resumed_from = last_id.clone();
                         if let Some(id) = resume_from {
@@ -983,7 +1040,10 @@ proptest! {
                     Command::DisarmTimer => { prop_assert_eq!(shell.timers, 1); shell.timers -= 1; }
                     Command::ArmWatchdog { ms } => {
                         prop_assert!(!closed, "watchdog armed after Close");
-                        prop_assert!(config.stall_timeout_ms > 0 && *ms <= config.stall_timeout_ms.max(1));
+                        prop_assert!(
+                            (config.stall_timeout_ms > 0 && *ms <= config.stall_timeout_ms.max(1)) || *ms == config.connect_timeout_ms,
+                            "a watchdog of {} ms", ms
+                        );
                         prop_assert!(m.source_live(), "a watchdog with no source");
                         shell.timers += 1;
                     }
@@ -1017,9 +1077,11 @@ proptest! {
             }
             match input {
                 Input::Close => closed = true,
+                Input::Ended if cmds.contains(&Command::Status(Status::Closed)) => ended = true,
                 Input::RetryNow | Input::PageVisible | Input::Online if cmds.iter().any(|c| matches!(c, Command::OpenSource { .. })) => {
                     gave_up = false;
                     stopped = false;
+                    ended = false;
                     failures_in_a_row = 0;
                     prop_assert_eq!(m.attempt(), 0, "wake gives a fresh ladder");
                 }
@@ -1034,7 +1096,7 @@ proptest! {
             prop_assert_eq!(shell.sources == 1, m.source_live());
             prop_assert_eq!(shell.timers == 1, m.timer_armed());
             // A timer beside a live source is the watchdog's, and only with stallTimeoutMs.
-            prop_assert!(!(m.source_live() && m.timer_armed()) || config.stall_timeout_ms > 0);
+            prop_assert!(!(m.source_live() && m.timer_armed()) || config.stall_timeout_ms > 0 || config.connect_timeout_ms > 0);
             prop_assert!(!(m.probing() && m.timer_armed()), "a timer while probing");
             prop_assert_eq!(m.status() == Status::Open, m.ready_state() == 1);
             if m.status() == Status::Open { prop_assert!(m.source_live()); }
@@ -1045,4 +1107,20 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn a_client_taking_over_resumes_on_its_first_connection() {
+    let mut m = machine(Config {
+        resume: true,
+        ..Config::default()
+    });
+    m.resume_from("41".into());
+    assert_eq!(
+        m.handle(Input::Start)[0],
+        Command::OpenSource {
+            resume_from: Some("41".into())
+        }
+    );
+    assert_eq!(m.last_event_id(), "41");
 }

@@ -17,6 +17,8 @@
 //                               restart), and open streams drop
 //   GET /api/retry?fixed=1      send no jittered retry: field (the population run's fixed-retry baseline)
 //   GET /api/arrivals?reset=1   stream requests per 100 ms since the last reset: accepted, shed, refused
+//   WS  /api/socket             a WebSocket: a tick a second, and 'echo: ' + every message received
+//                               (it drops with the streams in an outage)
 //   GET /api/next?status=503&count=N answer the next N connections with 503, 401 or 204
 //   GET /api/stats              accepted/shed/refused/rejected per second, as JSON
 //   GET /api/stats/stream       the same, one SSE event a second
@@ -24,6 +26,7 @@
 //   node www/server.mjs [port]  (default 8080; 0 picks a free port)
 
 import http from 'node:http';
+import { WebSocketServer } from 'ws';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -198,6 +201,7 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
         state.outageUntil = Date.now() + seconds * 1000;
         for (const s of state.streams) s.destroy();
         state.streams.clear();
+        for (const ws of sockets_.clients) ws.terminate();
         return json(res, controls({}));
       }
       case '/api/shed':
@@ -257,6 +261,14 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
   }
 
   const server = http.createServer(handle);
+  // Refused (401) during an outage, as the streams are.
+  const sockets_ = new WebSocketServer({ server, path: '/api/socket', verifyClient: () => Date.now() >= state.outageUntil });
+  sockets_.on('connection', (ws) => {
+    let n = 0;
+    const timer = setInterval(() => ws.send(`tick ${++n}`), 1000);
+    ws.on('message', (data) => ws.send(`echo: ${data}`));
+    ws.on('close', () => clearInterval(timer));
+  });
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -275,6 +287,7 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
           new Promise((done) => {
             clearInterval(publisher);
             clearInterval(ticker);
+            for (const ws of sockets_.clients) ws.terminate();
             for (const s of sockets) s.destroy();
             server.close(() => done());
           }),

@@ -18,8 +18,8 @@
 const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8;
 /** Notifications from `notify`; the same numbers as `Note` in src/web/shell.rs. */
 const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4, ID_DROPPED = 5, UNAUTHORIZED = 6;
-const NAMES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
-const PREFIX = 'managed-eventsource: ';
+export const NAMES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
+export const PREFIX = 'managed-eventsource: ';
 
 /** Set by `define`: `shell(link, numbers, given, strings...)` builds the Rust shell, which starts it. */
 let hooks;
@@ -41,7 +41,7 @@ export function report(e) {
 }
 
 /** Throws a TypeError with our prefix. */
-const fail = (message) => {
+export const fail = (message) => {
   throw new TypeError(PREFIX + message);
 };
 
@@ -49,7 +49,7 @@ const fail = (message) => {
  * Runs `f` for Rust, which must never see an exception: one that unwinds through wasm skips its stack's
  * epilogue, and a thousand later the module traps for the whole page. What would throw is reported.
  */
-const guard = (f) =>
+export const guard = (f) =>
   function (...args) {
     try {
       return f.apply(this, args);
@@ -95,13 +95,13 @@ function ours(link, proto) {
 }
 
 /** Calls the listeners of `type` with `e`, as `EventTarget.dispatchEvent` would, with the instance as target. */
-function fire(link, type, e) {
+export function fire(link, type, e) {
   const s = link.t.get(type);
   if (s && s.l.length !== 0) deliver(link, type, s.l, e);
 }
 
 /** The hot path: `list` is a snapshot; entries removed meanwhile are skipped, entries added are not called. */
-function deliver(link, type, list, e) {
+export function deliver(link, type, list, e) {
   retarget(link, e);
   const outer = link.cur;
   link.cur = e;
@@ -125,7 +125,8 @@ const named = (e) => 'data' in e;
 
 /** Listens to `type` on the connection's source, once. `open` and `error` have listeners of their own. */
 function relay(c, type) {
-  if (c.types.has(type) || type === 'open' || type === 'error') return;
+  // A socket has one relay, for messages, made by attachSocket.
+  if (c.types.has(type) || type === 'open' || type === 'error' || c.link.socket) return;
   const link = c.link;
   const s = slot(link, type);
   const f =
@@ -136,6 +137,7 @@ function relay(c, type) {
           c.first ??= e;
           link.s.input(HINT, e.data);
           if (s.l.length !== 0) deliver(link, type, s.l, e);
+          if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
           if (link.until) until(link, e);
         }
       : (e) => {
@@ -143,13 +145,14 @@ function relay(c, type) {
           c.first ??= e;
           const list = s.l;
           if (list.length !== 0) deliver(link, type, list, e);
+          if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
           if (link.until) until(link, e);
         };
   listen(c, type, f);
   c.types.add(type);
 }
 
-function listen(c, type, f) {
+export function listen(c, type, f) {
   c.es.addEventListener(type, f);
   c.fs.push(type, f);
 }
@@ -184,6 +187,7 @@ export const attach = guard(function attach(link, es, hint, heartbeat) {
   if (heartbeat) relay(c, heartbeat); // its arrival is what the stall watchdog sees
   relay(c, 'message');
   for (const type of link.t.keys()) relay(c, type);
+  for (const type of link.sh?.types ?? EMPTY) relay(c, type); // what the other tabs listen to
   // The inner source is never handed to user code; if it is closed anyway, the instance closes with it.
   es.close = () => link.me.close();
   link.c = c;
@@ -196,6 +200,7 @@ function relayNamed(c, type, e) {
   c.last = e;
   c.first ??= e;
   fire(c.link, type, e);
+  if (c.link.sh) tell(c.link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
   if (c.link.until) until(c.link, e);
 }
 
@@ -203,7 +208,19 @@ function relayNamed(c, type, e) {
 export const detach = guard(function detach(c) {
   for (let i = 0; i < c.fs.length; i += 2) c.es.removeEventListener(c.fs[i], c.fs[i + 1]);
   delete c.es.close;
-  if (c.link.c === c) c.link.c = null;
+  const link = c.link;
+  if (link.c === c) link.c = null;
+  // A socket closed by close(code, reason) is CLOSING: its close event, when it comes, still reaches the user.
+  if (link.closing) {
+    c.es.addEventListener(
+      'close',
+      (e) => {
+        link.closing = null;
+        fire(link, 'close', e);
+      },
+      { once: true },
+    );
+  }
 });
 
 /** The `lastEventId` of the connection's first (`which` 0) or last (1) event; undefined before any. */
@@ -220,6 +237,10 @@ export const active = guard(function active(c) {
 
 // ---- the control path -----------------------------------------------------------------------------------
 
+/** An event for a failure the browser did not report itself (a stall, a connect timeout). */
+const closeEvent = (type) =>
+  type === 'close' && typeof CloseEvent === 'function' ? new CloseEvent('close', { code: 1006, wasClean: false }) : new Event(type);
+
 /** Calls a user callback with one argument; reports what it throws. */
 function call(self, f, arg) {
   if (typeof f !== 'function') return;
@@ -233,6 +254,11 @@ function call(self, f, arg) {
 /** What Rust tells the user. Never throws. */
 export const notify = guard(function notify(link, what, a, b) {
   const me = link.me, cb = link.cb, st = link.st;
+  if (link.sh?.leader) {
+    // A leader that closes hands the connection over: the others are not told it closed.
+    if (what === STATUS && a === 4) queueMicrotask(() => leave(link));
+    else tell(link, { k: 'note', what, a, b, state: what === STATUS ? [a, link.s.num(1), link.s.num(2)] : undefined });
+  }
   if (what === STATUS) {
     call(me, cb.onstatus, NAMES[a]);
     call(undefined, st.onStatus, NAMES[a]);
@@ -240,7 +266,9 @@ export const notify = guard(function notify(link, what, a, b) {
     fire(link, 'open', link.ev ?? new Event('open'));
     call(undefined, st.onOpen, { attempt: a });
   } else if (what === ERROR) {
-    fire(link, 'error', link.ev ?? new Event('error'));
+    // A socket's failure is told by its close event (its error event has gone to listeners already).
+    const type = link.socket ? 'close' : 'error';
+    fire(link, type, link.ev ?? closeEvent(type));
   } else if (what === RETRY) {
     call(me, cb.onretry, { attempt: a, delayMs: b });
     call(undefined, st.onRetryScheduled, { attempt: a, wait: b });
@@ -329,7 +357,7 @@ export const unwatch = guard(function unwatch(fs) {
 
 // ---- listeners, with EventTarget's rules ----------------------------------------------------------------
 
-function slot(link, type) {
+export function slot(link, type) {
   let s = link.t.get(type);
   if (!s) link.t.set(type, (s = { l: EMPTY }));
   return s;
@@ -338,7 +366,7 @@ function slot(link, type) {
 /** `capture` from the third argument of add/removeEventListener. */
 const capture = (o) => (typeof o === 'boolean' ? o : o != null && typeof o === 'object' && !!o.capture);
 
-function add(link, type, f, o) {
+export function add(link, type, f, o) {
   type = `${type}`; // ToString, as EventTarget converts it (a Symbol throws)
   if (f == null) return;
   if (typeof f !== 'function' && typeof f !== 'object') {
@@ -357,9 +385,10 @@ function add(link, type, f, o) {
   s.l = [...s.l, x];
   signal?.addEventListener('abort', () => drop(link, type, x), { once: true });
   if (link.c) relay(link.c, type);
+  else if (link.sh && !link.sh.leader && !link.sh.left) link.sh.ch.postMessage({ k: 'types', types: [type] });
 }
 
-function remove(link, type, f, o) {
+export function remove(link, type, f, o) {
   type = `${type}`;
   const s = link.t.get(type);
   const c = capture(o);
@@ -368,7 +397,7 @@ function remove(link, type, f, o) {
 }
 
 /** Removes a listener entry; a dispatch under way skips it (EventTarget's "removed" flag). */
-function drop(link, type, x) {
+export function drop(link, type, x) {
   x.gone = true;
   const s = link.t.get(type);
   s.l = s.l.filter((y) => y !== x);
@@ -378,7 +407,7 @@ function drop(link, type, x) {
  * An on* attribute: a function or an object is registered where it is first set, as a listener (whose `f`
  * follows the attribute); anything else is null, and clears it.
  */
-function setAttribute(link, type, f) {
+export function setAttribute(link, type, f) {
   if (f === null || (typeof f !== 'function' && typeof f !== 'object')) f = null;
   link.on[type] = f;
   const s = slot(link, type);
@@ -392,7 +421,7 @@ function setAttribute(link, type, f) {
 }
 
 /** A callback property of our own: a function, or null/undefined to clear. */
-function setCallback(link, name, f) {
+export function setCallback(link, name, f) {
   if (f != null && typeof f !== 'function') fail(name + ' must be a function or null');
   link.cb[name] = f ?? null;
 }
@@ -417,11 +446,11 @@ const NUMBERS = [
   ['probe', [false, true]], // or a URL (a string), which goes to Rust with the strings
   ['stallTimeoutMs', 'number'],
   ['minUptimeMs', 'number'],
+  ['connectTimeoutMs', 'number'],
 ];
 const STRINGS = ['lastEventIdParam', 'retryHintEvent', 'heartbeatEvent'];
-const OPTIONS = [...NUMBERS.map(([k]) => k), ...STRINGS, 'until'];
 
-const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
+export const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
 
 /** Edit distance (Levenshtein) between two short strings. */
 function distance(a, b) {
@@ -434,34 +463,29 @@ function distance(a, b) {
   return prev[b.length];
 }
 
-/** The option `k` probably misspells (same letters but for case, or up to two edits away), if any. */
-const misspelt = (k) =>
-  OPTIONS.find((o) => o.toLowerCase() === k.toLowerCase() || (k.length > 4 && distance(o.toLowerCase(), k.toLowerCase()) <= 2));
+/** The option of `known` that `k` probably misspells (same letters but for case, or up to two edits away). */
+const misspelt = (k, known) =>
+  known.find((o) => o.toLowerCase() === k.toLowerCase() || (k.length > 4 && distance(o.toLowerCase(), k.toLowerCase()) <= 2));
 
-/** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
-function start(me, url, options, st) {
-  if (typeof EventSource !== 'function') {
-    fail(
-      'this runtime has no EventSource. In Node, install the eventsource package and set it first: ' +
-        "import { EventSource } from 'eventsource'; globalThis.EventSource = EventSource;",
-    );
-  }
-  // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
-  if (typeof url !== 'function') url = `${url}`;
-  if (options != null && typeof options !== 'object' && typeof options !== 'function') {
-    fail('options must be an object');
-  }
+/**
+ * Checks `options` against `numbers` (name and JavaScript type, or the names it may take) and `others`
+ * (other names known), as a dictionary argument is read. Returns the numbers for Rust, the bits of those
+ * given, and the options object.
+ */
+export function readNumbers(options, numbers, others) {
+  if (options != null && typeof options !== 'object' && typeof options !== 'function') fail('options must be an object');
   const o = options ?? {};
-  // A key EventSource does not know is ignored, as EventSource ignores it, unless it looks like one of
-  // ours misspelt: then silently taking the default would hide the mistake.
+  const known = [...numbers.map(([k]) => k), ...others];
+  // A key the API does not know is ignored, as EventSource ignores it, unless it looks like one of ours
+  // misspelt: then silently taking the default would hide the mistake.
   for (const k of Object.keys(o)) {
-    const meant = OPTIONS.includes(k) ? null : misspelt(k);
+    const meant = known.includes(k) ? null : misspelt(k, known);
     if (meant) fail(`unknown option '${k}' (did you mean '${meant}'?)`);
   }
-  const numbers = new Float64Array(NUMBERS.length);
+  const values = new Float64Array(numbers.length);
   let given = 0;
   let probeUrl;
-  NUMBERS.forEach(([k, type], i) => {
+  numbers.forEach(([k, type], i) => {
     let v = o[k];
     if (v == null) return;
     if (k === 'probe' && typeof v === 'string') {
@@ -478,9 +502,42 @@ function start(me, url, options, st) {
             : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
       fail('option ' + k + ' must be ' + rule);
     }
-    numbers[i] = typeof type === 'string' ? +v : type.indexOf(v);
+    values[i] = typeof type === 'string' ? +v : type.indexOf(v);
     given |= 1 << i;
   });
+  return { o, values, given, probeUrl };
+}
+
+/** The fields of a client's JavaScript half that the relay and the listeners use. */
+export const linkOf = (me, url, st) => ({
+  me,
+  url,
+  u: '', // the URL of the current or last attempt
+  s: null,
+  t: new Map(), // type -> { l: listener entries }
+  on: { open: null, message: null, error: null, close: null },
+  cb: { onstatus: null, onretry: null, ongiveup: null, onunauthorized: null },
+  st: st ?? {},
+  c: null,
+  ev: null,
+  until: null,
+  protos: new Map(), // an event class's prototype -> ours (see retarget)
+  pp: null, // the last pair: the class's prototype
+  p: null, // and ours
+  cur: null, // the event our listeners are being called with
+});
+
+/** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
+function start(me, url, options, st) {
+  if (typeof EventSource !== 'function') {
+    fail(
+      'this runtime has no EventSource. In Node, install the eventsource package and set it first: ' +
+        "import { EventSource } from 'eventsource'; globalThis.EventSource = EventSource;",
+    );
+  }
+  // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
+  if (typeof url !== 'function') url = `${url}`;
+  const { o, values, given, probeUrl } = readNumbers(options, NUMBERS, [...STRINGS, 'until', 'share']);
   const strings = STRINGS.map((k) => {
     const v = o[k];
     if (v != null && typeof v !== 'string') fail('option ' + k + ' must be a string');
@@ -488,34 +545,122 @@ function start(me, url, options, st) {
   });
   const until = o.until;
   if (until != null && typeof until !== 'function') fail('option until must be a function');
-  const link = {
-    me,
-    url,
-    u: '', // the URL of the current or last attempt
-    s: null,
-    t: new Map(), // type -> { l: listener entries }
-    on: { open: null, message: null, error: null },
-    cb: { onstatus: null, onretry: null, ongiveup: null, onunauthorized: null },
-    st: st ?? {},
-    c: null,
-    ev: null,
-    until: until ?? null,
-    protos: new Map(), // an event class's prototype -> ours (see retarget)
-    pp: null, // the last pair: the class's prototype
-    p: null, // and ours
-    cur: null, // the event our listeners are being called with
-    cred: numbers[0] === 1,
-  };
+  const share = o.share;
+  if (share != null && typeof share !== 'boolean' && (typeof share !== 'string' || share === '')) {
+    fail('option share must be true, false or a non-empty name');
+  }
+  if (share === true && typeof url === 'function') fail('option share needs a name (share: "feed") with a url function');
+  const link = linkOf(me, url, st);
+  link.until = until ?? null;
+  link.cred = values[0] === 1;
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
-  link.s = hooks.shell(link, numbers, given, ...strings, probeUrl);
+  const make = (from) => hooks.shell(link, values, given, ...strings, probeUrl, from);
+  if (share && sharing()) {
+    hooks.check(values, given, ...strings, probeUrl);
+    startShared(link, make, share === true ? url : share);
+  } else link.s = make();
   return link;
 }
 
-const props = (names, get, set) =>
+export const props = (names, get, set) =>
   Object.fromEntries(names.map((n) => [n, { get() { return get(this, n); }, set(f) { set(this, n, f); }, enumerable: true, configurable: true }]));
 
 /** An EventSource that reconnects through a jittered exponential backoff ladder. */
+// ---- one connection for all tabs (share) ---------------------------------------------------------------
+//
+// Instances with `share` in pages of one origin and the same URL (or share name) hold one connection: the
+// one that holds a Web Lock named after it is the leader, with a Rust shell and a real EventSource; it
+// relays every event and every notification over a BroadcastChannel of the same name. The others hold a
+// stand-in for the shell that mirrors the leader. When the leader closes, or its page goes, the lock passes
+// to the next one, which starts a shell of its own, resuming after the last event it saw. Nothing here
+// decides anything: the browser grants the lock, and the leader's machine does the rest.
+
+/** Whether this runtime has what sharing needs (else each instance holds a connection of its own). */
+const sharing = () =>
+  typeof BroadcastChannel === 'function' && typeof navigator === 'object' && typeof navigator.locks?.request === 'function';
+
+function startShared(link, make, key) {
+  const name = 'managed-eventsource:' + key;
+  const sh = { ch: new BroadcastChannel(name), ac: new AbortController(), types: new Set(), state: [0, 0, 0], lastId: '', leader: false, release: null };
+  link.sh = sh;
+  // Until it leads, the instance's shell is a stand-in that reads the leader's state and asks it to act.
+  link.s = {
+    num: (what) => (what < 3 ? sh.state[what] : 0),
+    lastEventId: () => sh.lastId,
+    input: (code) => (code === CLOSE ? leave(link) : code === RETRY_NOW && sh.ch.postMessage({ k: 'retryNow' })),
+  };
+  sh.ch.onmessage = (m) => fromChannel(link, m.data);
+  sh.ch.postMessage({ k: 'hello', types: [...link.t.keys()] });
+  navigator.locks
+    .request(name, { signal: sh.ac.signal }, () => new Promise((release) => lead(link, make, release)))
+    .catch(() => {}); // aborted: closed before it led
+}
+
+/** This instance got the lock: it holds the connection now. */
+function lead(link, make, release) {
+  const sh = link.sh;
+  sh.release = release;
+  sh.leader = true;
+  try {
+    link.s = make(sh.lastId || undefined);
+  } catch (e) {
+    report(e);
+    leave(link);
+  }
+}
+
+/** Closes a shared instance: a follower just stops listening; a leader hands the connection over. */
+function leave(link) {
+  const sh = link.sh;
+  if (!sh || sh.left) return;
+  sh.left = true;
+  sh.ch.close();
+  sh.ac.abort();
+  if (!sh.leader) {
+    sh.state[0] = 4;
+    sh.state[1] = 2;
+    call(link.me, link.cb.onstatus, 'closed');
+    call(undefined, link.st.onStatus, 'closed');
+  }
+  sh.leader = false;
+  sh.release?.();
+}
+
+/** Tells the followers, if this instance leads. */
+const tell = (link, message) => link.sh?.leader && !link.sh.left && link.sh.ch.postMessage(message);
+
+/** What a follower does with the leader's news, and what a leader does with a follower's request. */
+function fromChannel(link, m) {
+  const sh = link.sh;
+  if (sh.leader) {
+    if (m.k === 'hello' || m.k === 'types') {
+      for (const type of m.types) {
+        sh.types.add(type);
+        if (link.c) relay(link.c, type);
+      }
+      if (m.k === 'hello') tell(link, { k: 'state', state: [link.s.num(0), link.s.num(1), link.s.num(2)], id: link.s.lastEventId() });
+    } else if (m.k === 'retryNow') link.s.input(RETRY_NOW);
+    return;
+  }
+  if (m.k === 'event') {
+    if (m.id !== '') sh.lastId = m.id;
+    const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
+    fire(link, m.type, e);
+    if (link.until) until(link, e);
+  } else if (m.k === 'note') {
+    if (m.what === STATUS) sh.state = m.state;
+    notify(link, m.what, m.a, m.b);
+  } else if (m.k === 'state') {
+    // The leader's state when this instance joined: as if it had connected itself.
+    const was = sh.state[0];
+    sh.state = m.state;
+    if (m.id) sh.lastId = m.id;
+    if (m.state[0] !== was) notify(link, STATUS, m.state[0], 0);
+    if (m.state[0] === 1) notify(link, OPEN, 0, 0);
+  }
+}
+
 /** createManagedStream's handlers for the instance being constructed (not a constructor argument). */
 let pending = null;
 
@@ -547,6 +692,11 @@ export class ManagedEventSource {
   }
   get withCredentials() {
     return this.#l.cred;
+  }
+  /** Whether this instance holds the connection (with share, one instance of all that share it does). */
+  get leader() {
+    const sh = this.#l.sh;
+    return sh ? sh.leader : true;
   }
   addEventListener(type, listener, options) {
     add(this.#l, type, listener, options);

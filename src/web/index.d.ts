@@ -46,6 +46,12 @@ export interface Options {
   until?: (ev: MessageEvent<string>) => boolean;
   /** The attempt counter resets only once a connection has stayed open this long (ms). Default 0: on open. */
   minUptimeMs?: number;
+  /** A stream not open after this long (ms) counts as a failed attempt. Default 0: as long as the browser waits. */
+  connectTimeoutMs?: number;
+  /** Share one connection among the pages of this origin that open the same URL (true) or use the same
+   * name: one holds it (`leader`) and relays every event and status to the others. Where Web Locks or
+   * BroadcastChannel are missing, each instance holds a connection of its own. Default false. */
+  share?: boolean | string;
 }
 
 export interface RetryInfo {
@@ -93,6 +99,8 @@ export declare class ManagedEventSource {
   readonly attempt: number;
   /** The last event id received (kept across reconnects). */
   readonly lastEventId: string;
+  /** Whether this instance holds the connection (with `share`, exactly one of those sharing it does). */
+  readonly leader: boolean;
   onopen: ((this: ManagedEventSource, ev: Event) => unknown) | null;
   onmessage: ((this: ManagedEventSource, ev: MessageEvent<string>) => unknown) | null;
   onerror: ((this: ManagedEventSource, ev: Event) => unknown) | null;

@@ -47,17 +47,47 @@ extern "C" {
     pub(crate) fn error(range: bool, message: &str) -> JsValue;
 }
 
-/// A live `EventSource` and our listeners on it: dropping it removes them and closes the source.
+/// What a connection is made of.
+pub(crate) enum Source {
+    Events(EventSource),
+    #[cfg(feature = "websocket")]
+    Socket(web_sys::WebSocket),
+}
+
+/// A live source and our listeners on it: dropping it removes them and closes the source (a socket with
+/// the code and reason of the user's `close(code, reason)`, if that is why).
 pub(crate) struct Connection {
-    pub source: EventSource,
+    pub source: Source,
     pub record: JsValue,
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub closing: Option<(u16, String)>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
         detach(&self.record);
-        self.source.close();
+        match &self.source {
+            Source::Events(es) => es.close(),
+            #[cfg(feature = "websocket")]
+            Source::Socket(ws) => {
+                // Both throw only for a code or reason the JavaScript half has already refused.
+                let _ = match &self.closing {
+                    Some((code, reason)) => ws.close_with_code_and_reason(*code, reason),
+                    None => ws.close(),
+                };
+            }
+        }
     }
+}
+
+#[cfg(feature = "websocket")]
+#[wasm_bindgen(module = "/src/web/socket.js")]
+extern "C" {
+    /// Listens to a new socket: open and close come back to the shell, messages go to the user.
+    #[wasm_bindgen(js_name = attachSocket)]
+    pub(crate) fn attach_socket(link: &JsValue, socket: &web_sys::WebSocket) -> JsValue;
+    /// Sends the first `n` queued messages, in order, on the open socket.
+    pub(crate) fn flush(link: &JsValue, n: u32);
 }
 
 /// A pending timer with one owner, cancelled when dropped (the shape of gloo's `Timeout`; see the README

@@ -41,6 +41,7 @@ mod at {
     pub const PROBE: usize = 10;
     pub const STALL_TIMEOUT_MS: usize = 11;
     pub const MIN_UPTIME_MS: usize = 12;
+    pub const CONNECT_TIMEOUT_MS: usize = 13;
 }
 
 /// Builds the options from what the JavaScript half read: `numbers[i]` counts only where bit `i` of `given`
@@ -85,6 +86,7 @@ fn read_options(
         stall_timeout_ms: number(at::STALL_TIMEOUT_MS, d.stall_timeout_ms),
         heartbeat_event,
         min_uptime_ms: number(at::MIN_UPTIME_MS, d.min_uptime_ms),
+        connect_timeout_ms: number(at::CONNECT_TIMEOUT_MS, d.connect_timeout_ms),
     };
     let ladder = o.validate().map_err(throw)?;
     let config = Config {
@@ -97,6 +99,7 @@ fn read_options(
         probe: o.probe,
         stall_timeout_ms: o.stall_timeout_ms as u32,
         min_uptime_ms: o.min_uptime_ms as u32,
+        connect_timeout_ms: o.connect_timeout_ms as u32,
     };
     Ok((o, config))
 }
@@ -109,10 +112,30 @@ pub struct Shell {
 
 #[wasm_bindgen]
 impl Shell {
+    /// Validates the options (see `read_options`) without starting anything: what a tab that shares its
+    /// stream and does not hold the connection checks, so that bad options still throw at once.
+    pub fn check(
+        numbers: &[f64],
+        given: u32,
+        last_event_id_param: Option<String>,
+        retry_hint_event: Option<String>,
+        heartbeat_event: Option<String>,
+        probe_url: Option<String>,
+    ) -> Result<(), JsValue> {
+        let strings = [
+            last_event_id_param,
+            retry_hint_event,
+            heartbeat_event,
+            probe_url,
+        ];
+        read_options(numbers, given, strings).map(|_| ())
+    }
+
     /// Validates the options (see `read_options`) and starts connecting. `link` is the JavaScript half.
     /// Throws a `TypeError` or `RangeError` naming a bad option, or what opening the first source threw (an
     /// invalid URL, a throwing URL function).
     #[wasm_bindgen(constructor)]
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         link: JsValue,
         numbers: &[f64],
@@ -121,6 +144,7 @@ impl Shell {
         retry_hint_event: Option<String>,
         heartbeat_event: Option<String>,
         probe_url: Option<String>,
+        resume_from: Option<String>,
     ) -> Result<Shell, JsValue> {
         let strings = [
             last_event_id_param,
@@ -130,6 +154,7 @@ impl Shell {
         ];
         let (o, config) = read_options(numbers, given, strings)?;
         let settings = Settings {
+            transport: shell::Transport::Events,
             with_credentials: o.with_credentials,
             param: o.last_event_id_param,
             hint_event: o.retry_hint_event,
@@ -137,6 +162,9 @@ impl Shell {
             probe_url: o.probe_url,
         };
         let shared = Shared::new(config, settings, link);
+        if let Some(id) = resume_from {
+            shared.get_mut().machine.resume_from(id);
+        }
         shared.start()?;
         Ok(Shell { shared })
     }
@@ -181,6 +209,138 @@ impl Shell {
     }
 }
 
+#[cfg(feature = "websocket")]
+mod socket_options {
+    //! The positions of a socket's numeric options (the order of `NUMBERS` in `socket.js`).
+    pub const JITTER: usize = 0;
+    pub const BASE_MS: usize = 1;
+    pub const MAX_MS: usize = 2;
+    pub const FACTOR: usize = 3;
+    pub const MAX_ATTEMPTS: usize = 4;
+    pub const MIN_UPTIME_MS: usize = 5;
+    pub const RECONNECT_ON_VISIBLE: usize = 6;
+    pub const RECONNECT_ON_ONLINE: usize = 7;
+    pub const CONNECT_TIMEOUT_MS: usize = 8;
+    /// 0 `'none'`, 1 `'all'`, 2 `{ max }`.
+    pub const QUEUE: usize = 9;
+    pub const QUEUE_MAX: usize = 10;
+    /// A socket waits this long for its handshake by default.
+    pub const DEFAULT_CONNECT_TIMEOUT_MS: f64 = 10_000.0;
+}
+
+#[cfg(feature = "websocket")]
+#[wasm_bindgen]
+impl Shell {
+    /// The Rust half of a `ManagedWebSocket`: the options as for [`Shell::new`] (in the order of `socket.js`),
+    /// the subprotocols as given, and the clean-close codes that still reconnect (`None`: the default).
+    pub fn socket(
+        link: JsValue,
+        numbers: &[f64],
+        given: u32,
+        protocols: JsValue,
+        codes: Option<alloc::vec::Vec<f64>>,
+    ) -> Result<Shell, JsValue> {
+        use crate::socket::{valid_close_code, Outbox, Queue, RECONNECT_CODES};
+        use socket_options as at;
+        let d = Options::default();
+        let number = |i: usize, default: f64| match numbers.get(i) {
+            Some(v) if given & (1 << i) != 0 => *v,
+            _ => default,
+        };
+        let flag = |i: usize, default: bool| number(i, default as u8 as f64) == 1.0;
+        let o = Options {
+            jitter: match number(at::JITTER, 0.0) as u8 {
+                1 => Strategy::Equal,
+                2 => Strategy::Decorrelated,
+                3 => Strategy::None,
+                _ => d.jitter,
+            },
+            base_ms: number(at::BASE_MS, d.base_ms),
+            max_ms: number(at::MAX_MS, d.max_ms),
+            factor: number(at::FACTOR, d.factor),
+            max_attempts: number(at::MAX_ATTEMPTS, d.max_attempts),
+            min_uptime_ms: number(at::MIN_UPTIME_MS, d.min_uptime_ms),
+            reconnect_on_visible: flag(at::RECONNECT_ON_VISIBLE, d.reconnect_on_visible),
+            reconnect_on_online: flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
+            connect_timeout_ms: number(at::CONNECT_TIMEOUT_MS, at::DEFAULT_CONNECT_TIMEOUT_MS),
+            ..d
+        };
+        let ladder = o.validate().map_err(throw)?;
+        let queue = match number(at::QUEUE, 0.0) as u8 {
+            1 => Queue::All,
+            2 => {
+                let max = number(at::QUEUE_MAX, 0.0);
+                if !(max >= 0.0 && max <= u32::MAX as f64 && max == (max as u32) as f64) {
+                    return Err(throw(OptionError::range_error(
+                        "queue",
+                        "max must be a whole number, 0 or more",
+                    )));
+                }
+                Queue::Max(max as u32)
+            }
+            _ => Queue::None,
+        };
+        let codes = match codes {
+            None => RECONNECT_CODES.to_vec(),
+            Some(list) => {
+                if !list.iter().all(|c| valid_close_code(*c)) {
+                    return Err(throw(OptionError::range_error(
+                        "reconnectOnCleanClose",
+                        "must hold close codes from 1000 to 4999 (not 1004, 1005, 1006 or 1015)",
+                    )));
+                }
+                list.iter().map(|c| *c as u16).collect()
+            }
+        };
+        let config = Config {
+            mode: Reconnect::Backoff,
+            ladder,
+            resume: false,
+            wake_on_visible: o.reconnect_on_visible,
+            wake_on_online: o.reconnect_on_online,
+            max_hint_ms: d.max_hint_ms as u32,
+            probe: false,
+            stall_timeout_ms: 0,
+            min_uptime_ms: o.min_uptime_ms as u32,
+            connect_timeout_ms: o.connect_timeout_ms as u32,
+        };
+        let settings = Settings {
+            transport: shell::Transport::Socket {
+                protocols,
+                codes,
+                outbox: Outbox::new(queue),
+            },
+            with_credentials: false,
+            param: None,
+            hint_event: None,
+            heartbeat_event: None,
+            probe_url: None,
+        };
+        let shared = Shared::new(config, settings, link);
+        shared.start()?;
+        Ok(Shell { shared })
+    }
+
+    /// The socket closed: `code`, and whether with a handshake.
+    pub fn closed(&self, code: u16, clean: bool) {
+        self.shared.socket_closed(code, clean);
+    }
+
+    /// Room in the queue for one message sent while disconnected: 0 yes, 1 not queuing, 2 full.
+    pub fn enqueue(&self) -> u32 {
+        self.shared.enqueue()
+    }
+
+    /// `close(code, reason)`: `code` 0 for none. The JavaScript half has checked both.
+    #[wasm_bindgen(js_name = closeWith)]
+    pub fn close_with(&self, code: u16, reason: String) {
+        if code != 0 {
+            self.shared.get_mut().closing = Some((code, reason));
+        }
+        self.shared.feed(crate::machine::Input::Close);
+    }
+}
+
 /// For the browser tests, which have no package entry: installs the Rust side into the JavaScript half
 /// and returns `{ ManagedEventSource, createManagedStream }`.
 #[cfg(not(feature = "small"))]
@@ -192,12 +352,20 @@ pub fn js_api() -> JsValue {
         fn api() -> JsValue;
     }
     type Text = Option<String>;
-    type Make = dyn Fn(JsValue, Vec<f64>, u32, Text, Text, Text, Text) -> Result<JsValue, JsValue>;
+    type Make =
+        dyn Fn(JsValue, Vec<f64>, u32, Text, Text, Text, Text, Text) -> Result<JsValue, JsValue>;
     let hooks = js_sys::Object::new();
-    let shell = Closure::<Make>::new(|link, numbers: Vec<f64>, given, param, hint, beat, probe| {
-        Shell::new(link, &numbers, given, param, hint, beat, probe).map(JsValue::from)
+    let shell = Closure::<Make>::new(
+        |link, numbers: Vec<f64>, given, param, hint, beat, probe, from| {
+            Shell::new(link, &numbers, given, param, hint, beat, probe, from).map(JsValue::from)
+        },
+    );
+    type Check = dyn Fn(Vec<f64>, u32, Text, Text, Text, Text) -> Result<(), JsValue>;
+    let check = Closure::<Check>::new(|numbers: Vec<f64>, given, param, hint, beat, probe| {
+        Shell::check(&numbers, given, param, hint, beat, probe)
     });
     let _ = js_sys::Reflect::set(&hooks, &"shell".into(), &shell.into_js_value());
+    let _ = js_sys::Reflect::set(&hooks, &"check".into(), &check.into_js_value());
     define(&hooks);
     api()
 }

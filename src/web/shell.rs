@@ -17,7 +17,7 @@ use core::cell::RefCell;
 use wasm_bindgen::JsValue;
 use web_sys::{EventSource, EventSourceInit};
 
-use super::js::{self, Connection, Page, Timer};
+use super::js::{self, Connection, Page, Source, Timer};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Config, Input, Machine, Status};
 use crate::{options, resume};
@@ -47,8 +47,24 @@ mod note {
     pub const UNAUTHORIZED: u32 = 6;
 }
 
+/// What a client connects with.
+pub(crate) enum Transport {
+    /// An `EventSource`.
+    Events,
+    /// A `WebSocket`: its subprotocols (`protocols`), the clean-close codes that still reconnect, and the
+    /// queue of messages sent while disconnected.
+    #[cfg(feature = "websocket")]
+    Socket {
+        protocols: JsValue,
+        codes: Vec<u16>,
+        outbox: crate::socket::Outbox,
+    },
+}
+
 /// What a client was built with, besides the machine's [`Config`].
 pub(crate) struct Settings {
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub transport: Transport,
     pub with_credentials: bool,
     /// `lastEventIdParam`.
     pub param: Option<String>,
@@ -80,6 +96,8 @@ pub(crate) struct Core {
     pub open_error: Option<JsValue>,
     /// Set when the first source could not be opened: a stream that never started tells nobody anything.
     silent: bool,
+    /// The code and reason of the user's `close(code, reason)` on a socket.
+    pub closing: Option<(u16, String)>,
 }
 
 pub(crate) struct Shared {
@@ -128,6 +146,7 @@ impl Shared {
                 draining: false,
                 open_error: None,
                 silent: false,
+                closing: None,
             }),
         })
     }
@@ -272,7 +291,14 @@ impl Shared {
         match command {
             Command::OpenSource { resume_from } => self.open(resume_from),
             Command::CloseSource => {
-                let old = self.get_mut().connection.take();
+                let old = {
+                    let mut core = self.get_mut();
+                    let mut old = core.connection.take();
+                    if let Some(c) = old.as_mut() {
+                        c.closing = core.closing.take();
+                    }
+                    old
+                };
                 drop(old);
             }
             Command::ArmTimer { ms } => {
@@ -307,7 +333,22 @@ impl Shared {
             }
             Command::Status(status) => self.notify(note::STATUS, status_index(status), 0),
             Command::ReportError => self.notify(note::ERROR, 0, 0),
-            Command::Connected { attempt } => self.notify(note::OPEN, attempt, 0),
+            Command::Connected { attempt } => {
+                // A socket sends what waited for it before anyone hears it is open.
+                #[cfg(feature = "websocket")]
+                {
+                    let queued = match &mut self.get_mut().settings.transport {
+                        Transport::Socket { outbox, .. } => outbox.take(),
+                        Transport::Events => 0,
+                    };
+                    if queued > 0 {
+                        if let Some(link) = self.link() {
+                            js::flush(&link, queued);
+                        }
+                    }
+                }
+                self.notify(note::OPEN, attempt, 0)
+            }
             Command::RetryScheduled { attempt, delay_ms } => {
                 self.notify(note::RETRY, attempt, delay_ms)
             }
@@ -332,9 +373,7 @@ impl Shared {
                 (url, core.settings.with_credentials)
             };
             self.get_mut().last_url = url.clone();
-            let init = EventSourceInit::new();
-            init.set_with_credentials(with_credentials);
-            EventSource::new_with_event_source_init_dict(&url, &init)
+            self.connect(&url, with_credentials)
         });
         let source = match source {
             Ok(s) => s,
@@ -357,19 +396,68 @@ impl Shared {
                 return;
             }
         };
-        let (hint, heartbeat) = {
-            let core = self.get();
-            (
-                core.settings.hint_event.clone(),
-                core.settings.heartbeat_event.clone(),
-            )
+        let record = match &source {
+            Source::Events(es) => {
+                let (hint, heartbeat) = {
+                    let core = self.get();
+                    (
+                        core.settings.hint_event.clone(),
+                        core.settings.heartbeat_event.clone(),
+                    )
+                };
+                js::attach(&link, es, hint, heartbeat)
+            }
+            #[cfg(feature = "websocket")]
+            Source::Socket(ws) => js::attach_socket(&link, ws),
         };
-        let record = js::attach(&link, &source, hint, heartbeat);
         let mut core = self.get_mut();
         core.opened = true;
-        let old = core.connection.replace(Connection { source, record });
+        let old = core.connection.replace(Connection {
+            source,
+            record,
+            closing: None,
+        });
         drop(core);
         drop(old);
+    }
+
+    /// A new source for `url`.
+    fn connect(&self, url: &str, with_credentials: bool) -> Result<Source, JsValue> {
+        #[cfg(feature = "websocket")]
+        if let Transport::Socket { protocols, .. } = &self.get().settings.transport {
+            return web_sys::WebSocket::new_with_str_sequence(url, protocols).map(Source::Socket);
+        }
+        let init = EventSourceInit::new();
+        init.set_with_credentials(with_credentials);
+        EventSource::new_with_event_source_init_dict(url, &init).map(Source::Events)
+    }
+
+    /// A socket closed with `code`; `clean` when it closed with a handshake.
+    #[cfg(feature = "websocket")]
+    pub(crate) fn socket_closed(self: &Rc<Self>, code: u16, clean: bool) {
+        let close = match &self.get().settings.transport {
+            Transport::Socket { codes, .. } => crate::socket::after_close(clean, code, codes),
+            Transport::Events => return,
+        };
+        self.feed(match close {
+            crate::socket::Close::Reconnect => Input::Failed {
+                browser_gave_up: true,
+            },
+            crate::socket::Close::Ended => Input::Ended,
+        });
+    }
+
+    /// Room in the queue for a message sent while disconnected: 0 yes, 1 not queuing, 2 full.
+    #[cfg(feature = "websocket")]
+    pub(crate) fn enqueue(&self) -> u32 {
+        match &mut self.get_mut().settings.transport {
+            Transport::Socket { outbox, .. } => match outbox.push() {
+                Ok(()) => 0,
+                Err(crate::socket::Refused::NotQueuing) => 1,
+                Err(crate::socket::Refused::Full { .. }) => 2,
+            },
+            Transport::Events => 1,
+        }
     }
 
     /// How many of our listeners and timers are live: 0 after `close()` (for tests).

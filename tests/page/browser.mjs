@@ -34,7 +34,7 @@ export async function pageWithErrors(browser) {
   const errors = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   page.on('console', (m) => {
-    if (m.type() === 'error' && !/Failed to load resource|net::ERR_|EventSource's response/.test(m.text())) {
+    if (m.type() === 'error' && !/Failed to load resource|net::ERR_|EventSource's response|WebSocket connection to/.test(m.text())) {
       errors.push(`console: ${m.text()}`);
     }
   });

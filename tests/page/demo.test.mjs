@@ -17,13 +17,21 @@ test('the console goes live, survives an outage without losing an event, and sho
   await badge(page, 'open');
   await page.waitForFunction(() => window.demo.counts.received >= 3, null, { timeout: 10000 });
 
+  await page.waitForFunction(() => window.demo.socket.status === 'open', null, { timeout: 10000 });
+
   await page.click('text=Outage 5 s');
   await badge(page, 'reconnecting', 5000);
+  // The WebSocket panel drops too; what is sent meanwhile waits in its queue.
+  await page.waitForFunction(() => window.demo.socket.status === 'reconnecting', null, { timeout: 5000 });
+  await page.fill('#socket-text', 'sent while down');
+  await page.click('#socket-form button');
+  assert.equal(await page.locator('#socket-queued').textContent(), '1');
   await page.screenshot({ path: join(artifacts, 'index-reconnecting.png') });
   const during = await counts(page);
   await badge(page, 'open', 40000);
   await page.waitForFunction((n) => window.demo.counts.received > n + 3, during.received, { timeout: 10000 });
 
+  await page.waitForFunction(() => [...document.querySelectorAll('#socket-feed li')].some((li) => li.textContent === 'echo: sent while down'), null, { timeout: 40000 });
   const c = await counts(page);
   assert.equal(c.lost, 0, 'no id skipped across the outage');
   assert.equal(c.dups, 0, 'no id delivered twice');

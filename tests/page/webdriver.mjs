@@ -50,6 +50,12 @@ export async function firefox() {
   return {
     version: session.capabilities.browserVersion,
     goto: (url) => call('POST', `${at}/url`, { url }),
+    /** Opens a new window and returns its handle; `switchTo` makes it the one scripts run in. */
+    newWindow: async () => (await call('POST', `${at}/window/new`, { type: 'window' })).handle,
+    switchTo: (handle) => call('POST', `${at}/window`, { handle }),
+    /** Closes the current window; returns the handles left. */
+    closeWindow: () => call('DELETE', `${at}/window`),
+    currentHandle: () => call('GET', `${at}/window`),
     run,
     async waitFor(script, timeout = 15000) {
       const t0 = Date.now();

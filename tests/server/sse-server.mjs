@@ -37,12 +37,22 @@
 //
 //   GET /pkg/..., /tests/browser/...      static files, so that the in-browser suites run same-origin
 //
+// WebSocket (the `ws` package, on the same port): ws://HOST/ws?c=NAME runs the client's next step too.
+//   echo                                   answer every message with 'echo:' + it (and log it)
+//   stream                                 a numbered message every 25 ms
+//   drop[:N]                               N numbered messages, then cut the connection (no close frame: 1006)
+//   close:CODE                             a clean close with CODE (and reason 'bye')
+//   refuse                                 refuse the upgrade (the socket is destroyed)
+//   hang                                   accept the TCP connection and never answer the upgrade
+// The log of a WebSocket client also holds every message it sent and the close code and reason it sent.
+//
 // Events are numbered per client from 1 and resume after the id in the Last-Event-ID header or the
 // lastEventId query parameter, so a client that resumes correctly sees every id exactly once.
 // Every response says Connection: close: Chromium silently re-sends a request whose reused keep-alive
 // connection was destroyed, which would show one attempt as two.
 
 import http from 'node:http';
+import { WebSocketServer } from 'ws';
 import { readFile } from 'node:fs/promises';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -71,7 +81,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
 
   const client = (name) => {
     if (!clients.has(name)) {
-      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, nextId: 1, rng: random(1), chaos: { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 } });
+      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, nextId: 1, rng: random(1), chaos: { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 }, received: [], closes: [] });
     }
     return clients.get(name);
   };
@@ -274,11 +284,13 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
         c.nextId = 1;
         c.rng = random(Number(url.searchParams.get('seed') ?? 1));
         c.chaos = { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 };
+        c.received = [];
+        c.closes = [];
         return json(req, res, { ok: true });
       }
       case '/log': {
         const c = client(url.searchParams.get('c') ?? 'default');
-        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, now: performance.now(), chaos: c.chaos });
+        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, now: performance.now(), chaos: c.chaos, received: c.received, closes: c.closes });
       }
       case '/outage': {
         const ms = Number(url.searchParams.get('ms') ?? 1000);
@@ -324,6 +336,38 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
   }
 
   server = http.createServer(handle);
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const c = client(url.searchParams.get('c') ?? 'default');
+    const step = c.steps.length ? c.steps.shift() : c.then;
+    c.log.push({ t: performance.now(), url: req.url, step });
+    const [kind, arg] = step.split(':');
+    if (kind === 'refuse') return socket.destroy();
+    if (kind === 'hang') return; // the upgrade is never answered; the socket closes with the server
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      c.open += 1;
+      c.maxOpen = Math.max(c.maxOpen, c.open);
+      let timer;
+      ws.on('close', (code, reason) => {
+        c.open -= 1;
+        clearInterval(timer);
+        c.closes.push({ code, reason: String(reason) });
+      });
+      ws.on('message', (data, binary) => {
+        const text = binary ? `binary:${data.length}` : String(data);
+        c.received.push(text);
+        if (kind === 'echo') ws.send(`echo:${text}`);
+      });
+      const send = () => ws.send(`message ${c.nextId++}`);
+      if (kind === 'stream') timer = setInterval(send, 25);
+      if (kind === 'close') setTimeout(() => ws.close(Number(arg), 'bye'), 20);
+      if (kind === 'drop') {
+        for (let i = 0; i < Number(arg ?? 0); i++) send();
+        setTimeout(() => ws.terminate(), 20);
+      }
+    });
+  });
   server.on('connection', (s) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));

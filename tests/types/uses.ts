@@ -22,6 +22,8 @@ const options: Options = {
   heartbeatEvent: 'ping',
   until: (ev) => ev.data === 'done',
   minUptimeMs: 10_000,
+  connectTimeoutMs: 15_000,
+  share: 'prices',
 };
 const probeElsewhere: Options = { probe: '/api/stream/status' };
 const es = new ManagedEventSource('/api/stream', options);
@@ -33,6 +35,7 @@ const status: Status = es.status;
 const text: string = es.url + es.lastEventId;
 const n: number = es.attempt;
 const cred: boolean = es.withCredentials;
+const holds: boolean = es.leader;
 es.onopen = (ev: Event) => void ev.type;
 es.onmessage = function (ev) {
   const data: string = ev.data;
@@ -67,4 +70,4 @@ const handlers: StreamHandlers = {
 };
 const stop: () => void = createManagedStream('/api/stream', handlers, { baseMs: 1000 });
 stop();
-void open, status, text, n, cred, dispatched, probeElsewhere;
+void open, status, text, n, cred, dispatched, probeElsewhere, holds;

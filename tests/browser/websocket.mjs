@@ -1,0 +1,172 @@
+// Issue 13: ManagedWebSocket, the same ladder and machine over a WebSocket (seed 002), against a real
+// WebSocket server (the `ws` package) on the test server's port.
+import { ManagedWebSocket } from '/pkg/websocket.js';
+import { test, figure, until, sleep, ok, eq, throws, plan, log } from './lib.mjs';
+
+const wsUrl = (c) => `${location.origin.replace(/^http/, 'ws')}/ws?c=${encodeURIComponent(c)}`;
+const fast = { jitter: 'none', baseMs: 50, maxMs: 200 };
+
+function watchSocket(ws) {
+  const seen = { statuses: [], closes: [], messages: [], retries: [], opens: 0, errors: 0 };
+  ws.onstatus = (s) => seen.statuses.push(s);
+  ws.onretry = (r) => seen.retries.push(r.delayMs);
+  ws.addEventListener('open', () => seen.opens++);
+  ws.addEventListener('error', () => seen.errors++);
+  ws.addEventListener('close', (e) => seen.closes.push([e.code, e.wasClean]));
+  ws.addEventListener('message', (e) => seen.messages.push(e.data));
+  return seen;
+}
+
+test('an unclean close (1006) reconnects through the ladder; messages reach listeners with the instance as target', async () => {
+  await plan('ws-drop', 'drop:3', 'stream');
+  const ws = new ManagedWebSocket(wsUrl('ws-drop'), fast);
+  const seen = watchSocket(ws);
+  const targets = [];
+  ws.onmessage = function (e) {
+    targets.push(this === ws && e.target === ws);
+  };
+  ok(await until(5000, () => seen.messages.length >= 6 && ws.status === 'open'));
+  ws.close();
+  eq(seen.statuses.slice(0, 3), ['open', 'reconnecting', 'open']);
+  eq(seen.closes[0], [1006, false]);
+  ok(targets.every(Boolean));
+  eq((await log('ws-drop')).attempts.length, 2);
+  eq(seen.messages.slice(0, 3), ['message 1', 'message 2', 'message 3']);
+});
+
+test('a clean close reconnects only for the codes listed', async () => {
+  const outcome = async (c, code, options = {}) => {
+    await plan(c, `close:${code}`, 'stream');
+    const ws = new ManagedWebSocket(wsUrl(c), { ...fast, ...options });
+    const seen = watchSocket(ws);
+    await until(3000, () => seen.closes.length >= 1);
+    await sleep(400);
+    const result = { statuses: seen.statuses, closes: seen.closes, connections: (await log(c)).attempts.length };
+    ws.close();
+    return result;
+  };
+  for (const code of [1001, 1012, 1013]) {
+    const r = await outcome(`ws-clean-${code}`, code);
+    eq(r.closes[0], [code, true]);
+    eq(r.connections, 2, `${code} reconnects`);
+    eq(r.statuses.slice(0, 3), ['open', 'reconnecting', 'open'], `${code}`);
+  }
+  for (const code of [1000, 1008, 4000]) {
+    const r = await outcome(`ws-clean-${code}`, code);
+    eq(r.connections, 1, `${code} does not reconnect`);
+    eq(r.statuses, ['open', 'closed'], `${code}`);
+  }
+  const r = await outcome('ws-clean-custom', 4000, { reconnectOnCleanClose: [4000] });
+  eq(r.connections, 2, 'a listed application code reconnects');
+});
+
+test('after the server closes it, reconnectNow opens it again; after close(), nothing does', async () => {
+  await plan('ws-ended', 'close:1000', 'stream');
+  const ws = new ManagedWebSocket(wsUrl('ws-ended'), fast);
+  const seen = watchSocket(ws);
+  ok(await until(3000, () => ws.status === 'closed'));
+  eq(ws.readyState, 3);
+  ws.reconnectNow();
+  ok(await until(3000, () => ws.status === 'open'));
+  ws.close(4001, 'done here');
+  eq(ws.readyState, 2, 'CLOSING until the close event');
+  ok(await until(3000, () => ws.readyState === 3));
+  ok(await until(3000, () => seen.closes.length === 2), 'onclose for the client close');
+  ws.reconnectNow();
+  await sleep(300);
+  const l = await log('ws-ended');
+  eq(l.attempts.length, 2);
+  eq(l.closes.at(-1), { code: 4001, reason: 'done here' });
+});
+
+test('a refused upgrade takes the ladder, and maxAttempts ends in failed', async () => {
+  await plan('ws-refuse', '', 'refuse');
+  const ws = new ManagedWebSocket(wsUrl('ws-refuse'), { ...fast, maxAttempts: 2 });
+  const seen = watchSocket(ws);
+  const gaveUp = [];
+  ws.ongiveup = (i) => gaveUp.push(i);
+  ok(await until(5000, () => ws.status === 'failed'));
+  await sleep(300);
+  eq(gaveUp, [{ attempts: 2 }]);
+  eq((await log('ws-refuse')).attempts.length, 3);
+  eq(seen.retries, [50, 100]);
+  ws.close();
+});
+
+test('a hung upgrade is given up after connectTimeoutMs', async () => {
+  await plan('ws-hang', 'hang', 'stream');
+  const t0 = performance.now();
+  const ws = new ManagedWebSocket(wsUrl('ws-hang'), { ...fast, connectTimeoutMs: 600 });
+  const seen = watchSocket(ws);
+  ok(await until(5000, () => ws.status === 'open'));
+  const took = performance.now() - t0;
+  ws.close();
+  ok(took >= 600 && took < 2000, `opened after ${took} ms`);
+  eq((await log('ws-hang')).attempts.length, 2);
+  eq(seen.statuses.slice(0, 2), ['reconnecting', 'open']);
+  figure('a hung upgrade with connectTimeoutMs 600 given up and reconnected after (ms)', Math.round(took));
+});
+
+test("queue 'all': messages sent while disconnected arrive on the next open, in order, once", async () => {
+  await plan('ws-queue', 'drop:0', 'echo');
+  const ws = new ManagedWebSocket(wsUrl('ws-queue'), { jitter: 'none', baseMs: 300, queue: 'all' });
+  const seen = watchSocket(ws);
+  ok(await until(3000, () => seen.retries.length === 1), 'waiting to reconnect');
+  for (let i = 1; i <= 5; i++) ws.send(`queued ${i}`);
+  ws.onopen = () => ws.send('from onopen');
+  ok(await until(3000, () => seen.messages.length >= 6));
+  ws.send('while open');
+  ok(await until(3000, () => seen.messages.length >= 7));
+  ws.close();
+  const { received } = await log('ws-queue');
+  eq(received, ['queued 1', 'queued 2', 'queued 3', 'queued 4', 'queued 5', 'from onopen', 'while open']);
+});
+
+test("queue { max } refuses the one past it; 'none' refuses any; neither drops silently", async () => {
+  await plan('ws-max', 'drop:0', 'echo');
+  const ws = new ManagedWebSocket(wsUrl('ws-max'), { jitter: 'none', baseMs: 300, queue: { max: 2 } });
+  const seen = watchSocket(ws);
+  ok(await until(3000, () => seen.retries.length === 1));
+  ws.send('a');
+  ws.send('b');
+  const e = throws(() => ws.send('c'));
+  eq([e.name, /holds 2 messages/.test(e.message)], ['InvalidStateError', true]);
+  ok(await until(3000, () => seen.messages.length >= 2));
+  ws.close();
+  eq((await log('ws-max')).received, ['a', 'b']);
+  await plan('ws-none', 'drop:0', 'echo');
+  const none = new ManagedWebSocket(wsUrl('ws-none'), { jitter: 'none', baseMs: 300 });
+  const s2 = watchSocket(none);
+  ok(await until(3000, () => s2.retries.length === 1));
+  eq(throws(() => none.send('x')).name, 'InvalidStateError');
+  none.close();
+  eq(throws(() => none.send('y')).name, 'InvalidStateError');
+});
+
+test('members: url, protocol, binaryType, bufferedAmount, constants; bad input throws what WebSocket throws', async () => {
+  await plan('ws-members', '', 'echo');
+  const ws = new ManagedWebSocket(wsUrl('ws-members'), { protocols: [] });
+  ok(await until(3000, () => ws.readyState === ws.OPEN));
+  eq([ws.url, ws.protocol, ws.binaryType, ws.bufferedAmount], [wsUrl('ws-members'), '', 'blob', 0]);
+  ws.binaryType = 'arraybuffer';
+  ws.binaryType = 'nonsense';
+  eq(ws.binaryType, 'arraybuffer');
+  ws.send(new Uint8Array([1, 2, 3]));
+  eq([ManagedWebSocket.CONNECTING, ManagedWebSocket.OPEN, ManagedWebSocket.CLOSING, ManagedWebSocket.CLOSED], [0, 1, 2, 3]);
+  eq(throws(() => ws.close(1001)).name, 'InvalidAccessError');
+  eq(throws(() => ws.close(1000, 'x'.repeat(124))).name, 'SyntaxError');
+  ok(await until(3000, async () => (await log('ws-members')).received.includes('binary:3')));
+  ws.close(1000);
+  for (const [o, E] of [
+    [{ queue: 'some' }, TypeError],
+    [{ queue: { max: -1 } }, RangeError],
+    [{ reconnectOnCleanClose: [1006] }, RangeError],
+    [{ reconnectOnCleanClose: 1001 }, TypeError],
+    [{ protocols: 7 }, TypeError],
+    [{ connectTimeoutMs: -5 }, RangeError],
+    [{ baseMS: 1 }, TypeError],
+  ]) {
+    const e = throws(() => new ManagedWebSocket(wsUrl('x'), o));
+    ok(e instanceof E, `${JSON.stringify(o)}: ${e}`);
+  }
+});
