@@ -161,7 +161,7 @@ function buildLibrary() {
     features: 'small',
     entry: (s) => `import { define } from '${s}/api.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define({ shell: (...args) => (init(), new Shell(...args)), check: (...args) => (init(), Shell.check(...args)) });`,
+define({ shell: (...args) => (init(), new Shell(...args)) });`,
   });
   buildModule({
     name: 'websocket',
@@ -170,7 +170,7 @@ define({ shell: (...args) => (init(), new Shell(...args)), check: (...args) => (
 import { defineSocket } from '${s}/socket.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
 export { ManagedWebSocket } from '${s}/socket.js';
-define({ shell: (...args) => (init(), new Shell(...args)), check: (...args) => (init(), Shell.check(...args)) });
+define({ shell: (...args) => (init(), new Shell(...args)) });
 defineSocket({ socket: (...args) => (init(), Shell.socket(...args)) });`,
   });
   writeFileSync(

@@ -537,12 +537,17 @@ function start(me, url, options, st) {
   }
   // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
   if (typeof url !== 'function') url = `${url}`;
-  const { o, values, given, probeUrl } = readNumbers(options, NUMBERS, [...STRINGS, 'until', 'share']);
-  const strings = STRINGS.map((k) => {
-    const v = o[k];
-    if (v != null && typeof v !== 'string') fail('option ' + k + ' must be a string');
-    return v ?? undefined;
+  const { o, values, given: numbers, probeUrl } = readNumbers(options, NUMBERS, [...STRINGS, 'until', 'share']);
+  let given = numbers;
+  // The strings travel to Rust as one, separated by NUL; bit 16 + i of `given` says whether string i was given.
+  const strings = [...STRINGS.map((k) => o[k]), probeUrl];
+  strings.forEach((v, i) => {
+    if (v == null) return;
+    if (typeof v !== 'string') fail('option ' + STRINGS[i] + ' must be a string');
+    if (v.includes('\0')) fail('option ' + (STRINGS[i] ?? 'probe') + ' must not contain U+0000');
+    given |= 1 << (16 + i);
   });
+  const text = strings.map((v) => v ?? '').join('\0');
   const until = o.until;
   if (until != null && typeof until !== 'function') fail('option until must be a function');
   const share = o.share;
@@ -555,9 +560,9 @@ function start(me, url, options, st) {
   link.cred = values[0] === 1;
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
-  const make = (from) => hooks.shell(link, values, given, ...strings, probeUrl, from);
+  const make = (from, start = true) => hooks.shell(link, values, from == null ? given : given | (1 << 20), text + '\0' + (from ?? ''), start);
   if (share && sharing()) {
-    hooks.check(values, given, ...strings, probeUrl);
+    make(undefined, false); // validates the options, so that they throw here, in every tab
     startShared(link, make, share === true ? url : share);
   } else link.s = make();
   return link;

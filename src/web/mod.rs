@@ -112,47 +112,32 @@ pub struct Shell {
 
 #[wasm_bindgen]
 impl Shell {
-    /// Validates the options (see `read_options`) without starting anything: what a tab that shares its
-    /// stream and does not hold the connection checks, so that bad options still throw at once.
-    pub fn check(
-        numbers: &[f64],
-        given: u32,
-        last_event_id_param: Option<String>,
-        retry_hint_event: Option<String>,
-        heartbeat_event: Option<String>,
-        probe_url: Option<String>,
-    ) -> Result<(), JsValue> {
-        let strings = [
-            last_event_id_param,
-            retry_hint_event,
-            heartbeat_event,
-            probe_url,
-        ];
-        read_options(numbers, given, strings).map(|_| ())
-    }
-
-    /// Validates the options (see `read_options`) and starts connecting. `link` is the JavaScript half.
-    /// Throws a `TypeError` or `RangeError` naming a bad option, or what opening the first source threw (an
-    /// invalid URL, a throwing URL function).
+    /// Validates the options (see `read_options`) and, if `start`, starts connecting (a tab that shares a
+    /// stream and does not hold the connection only validates, so that bad options still throw at once).
+    /// `link` is the JavaScript half. The option strings come in `text`, separated by NUL (which none may
+    /// contain): `lastEventIdParam`, `retryHintEvent`, `heartbeatEvent`, a probe URL, and the id to resume
+    /// from; bit 16 + i of `given` says whether string i was given. Throws a `TypeError` or `RangeError`
+    /// naming a bad option, or what opening the first source threw (an invalid URL, a throwing URL
+    /// function).
     #[wasm_bindgen(constructor)]
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         link: JsValue,
         numbers: &[f64],
         given: u32,
-        last_event_id_param: Option<String>,
-        retry_hint_event: Option<String>,
-        heartbeat_event: Option<String>,
-        probe_url: Option<String>,
-        resume_from: Option<String>,
+        text: &str,
+        start: bool,
     ) -> Result<Shell, JsValue> {
-        let strings = [
-            last_event_id_param,
-            retry_hint_event,
-            heartbeat_event,
-            probe_url,
-        ];
-        let (o, config) = read_options(numbers, given, strings)?;
+        let mut strings: [Option<String>; 5] = Default::default();
+        let mut rest = text;
+        for (i, slot) in strings.iter_mut().enumerate() {
+            let end = rest.bytes().position(|b| b == 0).unwrap_or(rest.len());
+            if given & (1 << (16 + i)) != 0 {
+                *slot = Some(rest.get(..end).unwrap_or("").into());
+            }
+            rest = rest.get(end + 1..).unwrap_or("");
+        }
+        let [param, hint, beat, probe, resume_from] = strings;
+        let (o, config) = read_options(numbers, given, [param, hint, beat, probe])?;
         let settings = Settings {
             transport: shell::Transport::Events,
             with_credentials: o.with_credentials,
@@ -165,7 +150,9 @@ impl Shell {
         if let Some(id) = resume_from {
             shared.get_mut().machine.resume_from(id);
         }
-        shared.start()?;
+        if start {
+            shared.start()?;
+        }
         Ok(Shell { shared })
     }
 
@@ -351,21 +338,12 @@ pub fn js_api() -> JsValue {
         fn define(hooks: &JsValue);
         fn api() -> JsValue;
     }
-    type Text = Option<String>;
-    type Make =
-        dyn Fn(JsValue, Vec<f64>, u32, Text, Text, Text, Text, Text) -> Result<JsValue, JsValue>;
+    type Make = dyn Fn(JsValue, Vec<f64>, u32, String, bool) -> Result<JsValue, JsValue>;
     let hooks = js_sys::Object::new();
-    let shell = Closure::<Make>::new(
-        |link, numbers: Vec<f64>, given, param, hint, beat, probe, from| {
-            Shell::new(link, &numbers, given, param, hint, beat, probe, from).map(JsValue::from)
-        },
-    );
-    type Check = dyn Fn(Vec<f64>, u32, Text, Text, Text, Text) -> Result<(), JsValue>;
-    let check = Closure::<Check>::new(|numbers: Vec<f64>, given, param, hint, beat, probe| {
-        Shell::check(&numbers, given, param, hint, beat, probe)
+    let shell = Closure::<Make>::new(|link, numbers: Vec<f64>, given, text: String, start| {
+        Shell::new(link, &numbers, given, &text, start).map(JsValue::from)
     });
     let _ = js_sys::Reflect::set(&hooks, &"shell".into(), &shell.into_js_value());
-    let _ = js_sys::Reflect::set(&hooks, &"check".into(), &check.into_js_value());
     define(&hooks);
     api()
 }
