@@ -11,7 +11,6 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startServer } from '../tests/server/sse-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const results = [];
@@ -69,6 +68,8 @@ const cargo = (...args) => () => run('cargo', args);
 
 /** The wasm-bindgen browser tests in one browser, against a fresh fault-injecting server on loopback. */
 async function browserTests(browser) {
+  // Imported here, not at the top: the server needs `ws`, which the set-up step installs on a new machine.
+  const { startServer } = await import('../tests/server/sse-server.mjs');
   const server = await startServer();
   console.log(`[test] SSE test server on ${server.url}`);
   try {
