@@ -388,7 +388,7 @@ export function add(link, type, f, o) {
   else if (link.sh && !link.sh.leader && !link.sh.left) link.sh.ch.postMessage({ k: 'types', types: [type] });
 }
 
-export function remove(link, type, f, o) {
+function remove(link, type, f, o) {
   type = `${type}`;
   const s = link.t.get(type);
   const c = capture(o);
@@ -407,7 +407,7 @@ export function drop(link, type, x) {
  * An on* attribute: a function or an object is registered where it is first set, as a listener (whose `f`
  * follows the attribute); anything else is null, and clears it.
  */
-export function setAttribute(link, type, f) {
+function setAttribute(link, type, f) {
   if (f === null || (typeof f !== 'function' && typeof f !== 'object')) f = null;
   link.on[type] = f;
   const s = slot(link, type);
@@ -421,7 +421,7 @@ export function setAttribute(link, type, f) {
 }
 
 /** A callback property of our own: a function, or null/undefined to clear. */
-export function setCallback(link, name, f) {
+function setCallback(link, name, f) {
   if (f != null && typeof f !== 'function') fail(name + ' must be a function or null');
   link.cb[name] = f ?? null;
 }
@@ -568,10 +568,41 @@ function start(me, url, options, st) {
   return link;
 }
 
-export const props = (names, get, set) =>
-  Object.fromEntries(names.map((n) => [n, { get() { return get(this, n); }, set(f) { set(this, n, f); }, enumerable: true, configurable: true }]));
+/**
+ * Gives a managed class what it shares with its native one: the `on<type>` attributes, the callback
+ * properties, the EventTarget methods, the readyState constants (on the class and its prototype) and
+ * `Symbol.dispose` (so that `using` closes it). `link` reads an instance's link, and throws a TypeError for
+ * anything else, as a class's own methods do.
+ */
+export function dress(Class, link, attributes, callbacks, states) {
+  const proto = Class.prototype;
+  const props = (names, get, set) =>
+    Object.fromEntries(names.map((n) => [n, { get() { return get(link(this), n); }, set(f) { set(link(this), n, f); }, enumerable: true, configurable: true }]));
+  Object.defineProperties(proto, props(attributes.map((t) => 'on' + t), (l, n) => l.on[n.slice(2)], (l, n, f) => setAttribute(l, n.slice(2), f)));
+  Object.defineProperties(proto, props(callbacks, (l, n) => l.cb[n], setCallback));
+  const methods = {
+    addEventListener(type, listener, options) {
+      add(link(this), type, listener, options);
+    },
+    removeEventListener(type, listener, options) {
+      remove(link(this), type, listener, options);
+    },
+    dispatchEvent(event) {
+      const l = link(this);
+      if (!(event instanceof Event)) fail('dispatchEvent needs an Event');
+      fire(l, event.type, event);
+      return !event.defaultPrevented;
+    },
+  };
+  for (const [name, value] of Object.entries(methods)) Object.defineProperty(proto, name, { value, writable: true, configurable: true });
+  for (const [i, name] of states.entries()) {
+    const d = { value: i, enumerable: true };
+    Object.defineProperty(Class, name, d);
+    Object.defineProperty(proto, name, d);
+  }
+  if (typeof Symbol.dispose === 'symbol') proto[Symbol.dispose] = proto.close;
+}
 
-/** An EventSource that reconnects through a jittered exponential backoff ladder. */
 // ---- one connection for all tabs (share) ---------------------------------------------------------------
 //
 // Instances with `share` in pages of one origin and the same URL (or share name) hold one connection: the
@@ -669,6 +700,7 @@ function fromChannel(link, m) {
 /** createManagedStream's handlers for the instance being constructed (not a constructor argument). */
 let pending = null;
 
+/** An EventSource that reconnects through a jittered exponential backoff ladder. */
 export class ManagedEventSource {
   #l;
   constructor(url, options) {
@@ -703,17 +735,6 @@ export class ManagedEventSource {
     const sh = this.#l.sh;
     return sh ? sh.leader : true;
   }
-  addEventListener(type, listener, options) {
-    add(this.#l, type, listener, options);
-  }
-  removeEventListener(type, listener, options) {
-    remove(this.#l, type, listener, options);
-  }
-  dispatchEvent(event) {
-    if (!(event instanceof Event)) fail('dispatchEvent needs an Event');
-    fire(this.#l, event.type, event);
-    return !event.defaultPrevented;
-  }
   /** Resets the ladder and connects at once, also after status 'failed'. Does nothing after close(). */
   reconnectNow() {
     this.#l.s.input(RETRY_NOW);
@@ -726,22 +747,7 @@ export class ManagedEventSource {
 
 const link = ManagedEventSource._link;
 delete ManagedEventSource._link;
-const proto = ManagedEventSource.prototype;
-Object.defineProperties(
-  proto,
-  props(['onopen', 'onmessage', 'onerror'], (me, n) => link(me).on[n.slice(2)], (me, n, f) => setAttribute(link(me), n.slice(2), f)),
-);
-Object.defineProperties(
-  proto,
-  props(['onstatus', 'onretry', 'ongiveup', 'onunauthorized'], (me, n) => link(me).cb[n], (me, n, f) => setCallback(link(me), n, f)),
-);
-for (const [i, name] of ['CONNECTING', 'OPEN', 'CLOSED'].entries()) {
-  const d = { value: i, enumerable: true };
-  Object.defineProperty(ManagedEventSource, name, d);
-  Object.defineProperty(proto, name, d);
-}
-// `using es = new ManagedEventSource(...)` closes it at the end of the block.
-if (typeof Symbol.dispose === 'symbol') proto[Symbol.dispose] = proto.close;
+dress(ManagedEventSource, link, ['open', 'message', 'error'], ['onstatus', 'onretry', 'ongiveup', 'onunauthorized'], ['CONNECTING', 'OPEN', 'CLOSED']);
 
 const STREAM = ['onOpen', 'onMessage', 'events', 'onRetryScheduled', 'onGiveUp', 'onStatus', 'onUnauthorized'];
 

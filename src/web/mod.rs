@@ -44,6 +44,52 @@ mod at {
     pub const CONNECT_TIMEOUT_MS: usize = 13;
 }
 
+/// The numbers the JavaScript half read, and which of them were given (bit `i` of `given` for `numbers[i]`).
+struct Given<'a> {
+    numbers: &'a [f64],
+    given: u32,
+}
+
+impl Given<'_> {
+    fn number(&self, i: usize, default: f64) -> f64 {
+        match self.numbers.get(i) {
+            Some(v) if self.given & (1 << i) != 0 => *v,
+            _ => default,
+        }
+    }
+
+    /// A boolean, given as 0 or 1.
+    fn flag(&self, i: usize, default: bool) -> bool {
+        self.number(i, default as u8 as f64) == 1.0
+    }
+
+    /// `jitter`, given as the index of its name.
+    fn jitter(&self, i: usize, default: Strategy) -> Strategy {
+        match self.number(i, 0.0) as u8 {
+            1 => Strategy::Equal,
+            2 => Strategy::Decorrelated,
+            3 => Strategy::None,
+            _ => default,
+        }
+    }
+}
+
+/// Checks the options and gives the state machine's configuration for them.
+fn config_of(o: &Options) -> Result<Config, JsValue> {
+    Ok(Config {
+        mode: o.reconnect,
+        ladder: o.validate().map_err(throw)?,
+        resume: o.last_event_id_param.is_some(),
+        wake_on_visible: o.reconnect_on_visible,
+        wake_on_online: o.reconnect_on_online,
+        max_hint_ms: o.max_hint_ms as u32,
+        probe: o.probe,
+        stall_timeout_ms: o.stall_timeout_ms as u32,
+        min_uptime_ms: o.min_uptime_ms as u32,
+        connect_timeout_ms: o.connect_timeout_ms as u32,
+    })
+}
+
 /// Builds the options from what the JavaScript half read: `numbers[i]` counts only where bit `i` of `given`
 /// is set; booleans are 0 or 1, and `reconnect` and `jitter` the index of their name. The JavaScript half has
 /// checked the JavaScript types; every value is checked here.
@@ -54,53 +100,32 @@ fn read_options(
 ) -> Result<(Options, Config), JsValue> {
     let [last_event_id_param, retry_hint_event, heartbeat_event, probe_url] = strings;
     let d = Options::default();
-    let number = |i: usize, default: f64| match numbers.get(i) {
-        Some(v) if given & (1 << i) != 0 => *v,
-        _ => default,
-    };
-    let flag = |i: usize, default: bool| number(i, default as u8 as f64) == 1.0;
+    let n = Given { numbers, given };
     let o = Options {
-        with_credentials: flag(at::WITH_CREDENTIALS, d.with_credentials),
-        reconnect: match number(at::RECONNECT, 0.0) as u8 {
+        with_credentials: n.flag(at::WITH_CREDENTIALS, d.with_credentials),
+        reconnect: match n.number(at::RECONNECT, 0.0) as u8 {
             1 => Reconnect::Browser,
             2 => Reconnect::Never,
             _ => d.reconnect,
         },
-        jitter: match number(at::JITTER, 0.0) as u8 {
-            1 => Strategy::Equal,
-            2 => Strategy::Decorrelated,
-            3 => Strategy::None,
-            _ => d.jitter,
-        },
-        base_ms: number(at::BASE_MS, d.base_ms),
-        max_ms: number(at::MAX_MS, d.max_ms),
-        factor: number(at::FACTOR, d.factor),
-        max_attempts: number(at::MAX_ATTEMPTS, d.max_attempts),
+        jitter: n.jitter(at::JITTER, d.jitter),
+        base_ms: n.number(at::BASE_MS, d.base_ms),
+        max_ms: n.number(at::MAX_MS, d.max_ms),
+        factor: n.number(at::FACTOR, d.factor),
+        max_attempts: n.number(at::MAX_ATTEMPTS, d.max_attempts),
         last_event_id_param,
-        reconnect_on_visible: flag(at::RECONNECT_ON_VISIBLE, d.reconnect_on_visible),
-        reconnect_on_online: flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
+        reconnect_on_visible: n.flag(at::RECONNECT_ON_VISIBLE, d.reconnect_on_visible),
+        reconnect_on_online: n.flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
         retry_hint_event,
-        max_hint_ms: number(at::MAX_HINT_MS, d.max_hint_ms),
-        probe: flag(at::PROBE, d.probe),
+        max_hint_ms: n.number(at::MAX_HINT_MS, d.max_hint_ms),
+        probe: n.flag(at::PROBE, d.probe),
         probe_url,
-        stall_timeout_ms: number(at::STALL_TIMEOUT_MS, d.stall_timeout_ms),
+        stall_timeout_ms: n.number(at::STALL_TIMEOUT_MS, d.stall_timeout_ms),
         heartbeat_event,
-        min_uptime_ms: number(at::MIN_UPTIME_MS, d.min_uptime_ms),
-        connect_timeout_ms: number(at::CONNECT_TIMEOUT_MS, d.connect_timeout_ms),
+        min_uptime_ms: n.number(at::MIN_UPTIME_MS, d.min_uptime_ms),
+        connect_timeout_ms: n.number(at::CONNECT_TIMEOUT_MS, d.connect_timeout_ms),
     };
-    let ladder = o.validate().map_err(throw)?;
-    let config = Config {
-        mode: o.reconnect,
-        ladder,
-        resume: o.last_event_id_param.is_some(),
-        wake_on_visible: o.reconnect_on_visible,
-        wake_on_online: o.reconnect_on_online,
-        max_hint_ms: o.max_hint_ms as u32,
-        probe: o.probe,
-        stall_timeout_ms: o.stall_timeout_ms as u32,
-        min_uptime_ms: o.min_uptime_ms as u32,
-        connect_timeout_ms: o.connect_timeout_ms as u32,
-    };
+    let config = config_of(&o)?;
     Ok((o, config))
 }
 
@@ -230,33 +255,25 @@ impl Shell {
         use crate::socket::{valid_close_code, Outbox, Queue, RECONNECT_CODES};
         use socket_options as at;
         let d = Options::default();
-        let number = |i: usize, default: f64| match numbers.get(i) {
-            Some(v) if given & (1 << i) != 0 => *v,
-            _ => default,
-        };
-        let flag = |i: usize, default: bool| number(i, default as u8 as f64) == 1.0;
+        let n = Given { numbers, given };
+        // Only the options a socket has; the rest keep their defaults (no probe, watchdog or hints).
         let o = Options {
-            jitter: match number(at::JITTER, 0.0) as u8 {
-                1 => Strategy::Equal,
-                2 => Strategy::Decorrelated,
-                3 => Strategy::None,
-                _ => d.jitter,
-            },
-            base_ms: number(at::BASE_MS, d.base_ms),
-            max_ms: number(at::MAX_MS, d.max_ms),
-            factor: number(at::FACTOR, d.factor),
-            max_attempts: number(at::MAX_ATTEMPTS, d.max_attempts),
-            min_uptime_ms: number(at::MIN_UPTIME_MS, d.min_uptime_ms),
-            reconnect_on_visible: flag(at::RECONNECT_ON_VISIBLE, d.reconnect_on_visible),
-            reconnect_on_online: flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
-            connect_timeout_ms: number(at::CONNECT_TIMEOUT_MS, at::DEFAULT_CONNECT_TIMEOUT_MS),
+            jitter: n.jitter(at::JITTER, d.jitter),
+            base_ms: n.number(at::BASE_MS, d.base_ms),
+            max_ms: n.number(at::MAX_MS, d.max_ms),
+            factor: n.number(at::FACTOR, d.factor),
+            max_attempts: n.number(at::MAX_ATTEMPTS, d.max_attempts),
+            min_uptime_ms: n.number(at::MIN_UPTIME_MS, d.min_uptime_ms),
+            reconnect_on_visible: n.flag(at::RECONNECT_ON_VISIBLE, d.reconnect_on_visible),
+            reconnect_on_online: n.flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
+            connect_timeout_ms: n.number(at::CONNECT_TIMEOUT_MS, at::DEFAULT_CONNECT_TIMEOUT_MS),
             ..d
         };
-        let ladder = o.validate().map_err(throw)?;
-        let queue = match number(at::QUEUE, 0.0) as u8 {
+        let config = config_of(&o)?;
+        let queue = match n.number(at::QUEUE, 0.0) as u8 {
             1 => Queue::All,
             2 => {
-                let max = number(at::QUEUE_MAX, 0.0);
+                let max = n.number(at::QUEUE_MAX, 0.0);
                 if !(max >= 0.0 && max <= u32::MAX as f64 && max == (max as u32) as f64) {
                     return Err(throw(OptionError::range_error(
                         "queue",
@@ -278,18 +295,6 @@ impl Shell {
                 }
                 list.iter().map(|c| *c as u16).collect()
             }
-        };
-        let config = Config {
-            mode: Reconnect::Backoff,
-            ladder,
-            resume: false,
-            wake_on_visible: o.reconnect_on_visible,
-            wake_on_online: o.reconnect_on_online,
-            max_hint_ms: d.max_hint_ms as u32,
-            probe: false,
-            stall_timeout_ms: 0,
-            min_uptime_ms: o.min_uptime_ms as u32,
-            connect_timeout_ms: o.connect_timeout_ms as u32,
         };
         let settings = Settings {
             transport: shell::Transport::Socket {

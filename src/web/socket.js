@@ -4,7 +4,7 @@
 // queued messages, relays each received message without entering wasm, and sends on an open socket
 // straight away.
 
-import { add, deliver, fail, fire, guard, linkOf, listen, NAMES, props, readNumbers, remove, setAttribute, setCallback, slot, PREFIX } from './api.js';
+import { deliver, dress, fail, fire, guard, linkOf, listen, NAMES, readNumbers, slot, PREFIX } from './api.js';
 
 /** Inputs of `Shell.input`, as in api.js. */
 const OPENED = 0, RETRY_NOW = 7;
@@ -175,33 +175,8 @@ export class ManagedWebSocket {
     l.closing = l.c ? true : null;
     l.s.closeWith(code ?? 0, reason);
   }
-  addEventListener(type, listener, options) {
-    add(this.#l, type, listener, options);
-  }
-  removeEventListener(type, listener, options) {
-    remove(this.#l, type, listener, options);
-  }
-  dispatchEvent(event) {
-    if (!(event instanceof Event)) fail('dispatchEvent needs an Event');
-    fire(this.#l, event.type, event);
-    return !event.defaultPrevented;
-  }
 }
 
 const link = ManagedWebSocket._link;
 delete ManagedWebSocket._link;
-const proto = ManagedWebSocket.prototype;
-Object.defineProperties(
-  proto,
-  props(['onopen', 'onmessage', 'onerror', 'onclose'], (me, n) => link(me).on[n.slice(2)], (me, n, f) => setAttribute(link(me), n.slice(2), f)),
-);
-Object.defineProperties(
-  proto,
-  props(['onstatus', 'onretry', 'ongiveup'], (me, n) => link(me).cb[n], (me, n, f) => setCallback(link(me), n, f)),
-);
-for (const [i, name] of ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED'].entries()) {
-  const d = { value: i, enumerable: true };
-  Object.defineProperty(ManagedWebSocket, name, d);
-  Object.defineProperty(proto, name, d);
-}
-if (typeof Symbol.dispose === 'symbol') proto[Symbol.dispose] = proto.close;
+dress(ManagedWebSocket, link, ['open', 'message', 'error', 'close'], ['onstatus', 'onretry', 'ongiveup'], ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']);
