@@ -21,6 +21,21 @@ fn backoff(max_attempts: Option<u32>) -> Config {
     }
 }
 
+/// A machine that resumes after the last event id.
+fn resuming() -> Machine<SplitMix64> {
+    machine(Config {
+        resume: true,
+        ..Config::default()
+    })
+}
+
+/// `m`, started and open.
+fn opened(mut m: Machine<SplitMix64>) -> Machine<SplitMix64> {
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    m
+}
+
 const FAIL: Input = Input::Failed {
     browser_gave_up: true,
 };
@@ -243,9 +258,7 @@ fn close_is_final() {
     }
     assert_eq!(m.ready_state(), 2);
     // Closing an open stream closes its source.
-    let mut m = machine(Config::default());
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    let mut m = opened(machine(Config::default()));
     assert_eq!(
         m.handle(Input::Close),
         [Command::CloseSource, Command::Status(Status::Closed)]
@@ -265,10 +278,7 @@ fn a_late_open_from_an_old_source_does_nothing() {
 
 #[test]
 fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
-    let mut m = machine(Config {
-        resume: true,
-        ..Config::default()
-    });
+    let mut m = resuming();
     assert_eq!(
         m.handle(Input::Start)[0],
         Command::OpenSource { resume_from: None }
@@ -311,12 +321,10 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
 
 #[test]
 fn browser_mode_only_reports_status() {
-    let mut m = machine(Config {
+    let mut m = opened(machine(Config {
         mode: Reconnect::Browser,
         ..Config::default()
-    });
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    }));
     let cmds = m.handle(Input::Failed {
         browser_gave_up: false,
     });
@@ -371,12 +379,10 @@ fn browser_mode_caps_the_browsers_own_retries() {
 
 #[test]
 fn never_mode_ends_on_the_first_error() {
-    let mut m = machine(Config {
+    let mut m = opened(machine(Config {
         mode: Reconnect::Never,
         ..Config::default()
-    });
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    }));
     let cmds = m.handle(Input::Failed {
         browser_gave_up: false,
     });
@@ -392,9 +398,7 @@ fn never_mode_ends_on_the_first_error() {
 
 #[test]
 fn a_stalled_stream_is_treated_as_dropped() {
-    let mut m = machine(Config::default());
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    let mut m = opened(machine(Config::default()));
     let cmds = m.handle(Input::Stalled);
     assert_eq!(cmds[0], Command::CloseSource);
     assert!(delay_of(&cmds).is_some());
@@ -406,9 +410,7 @@ fn a_stalled_stream_is_treated_as_dropped() {
 
 #[test]
 fn a_retry_hint_raises_the_next_delay() {
-    let mut m = machine(Config::default());
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    let mut m = opened(machine(Config::default()));
     m.handle(Input::RetryHint { ms: 20_000 });
     let ms = delay_of(&m.handle(FAIL)).unwrap();
     assert!((20_000..=21_000).contains(&ms), "{ms}");
@@ -416,9 +418,7 @@ fn a_retry_hint_raises_the_next_delay() {
 
 #[test]
 fn retry_now_reconnects_an_open_stream() {
-    let mut m = machine(Config::default());
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    let mut m = opened(machine(Config::default()));
     assert_eq!(
         m.handle(Input::RetryNow),
         [
@@ -463,12 +463,7 @@ fn status_is_reported_once_per_change() {
 fn an_empty_id_field_resets_the_last_event_id() {
     // `id:` with no value resets the browser's record, so later events read ''; as with EventSource, the
     // next reconnect carries no id.
-    let mut m = machine(Config {
-        resume: true,
-        ..Config::default()
-    });
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    let mut m = opened(resuming());
     m.handle(seen("5", "6"));
     m.handle(seen("5", ""));
     assert_eq!(m.last_event_id(), "");
@@ -481,12 +476,7 @@ fn an_empty_id_field_resets_the_last_event_id() {
 
 #[test]
 fn an_oversized_id_reconnects_without_it_and_says_so() {
-    let mut m = machine(Config {
-        resume: true,
-        ..Config::default()
-    });
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    let mut m = opened(resuming());
     let long = "x".repeat(MAX_RESUME_ID + 1);
     m.handle(seen(&long, &long));
     m.handle(FAIL);
@@ -708,12 +698,10 @@ fn the_watchdog_notices_four_silent_ticks_and_not_fewer() {
 
 #[test]
 fn closing_an_open_stream_disarms_its_watchdog() {
-    let mut m = machine(Config {
+    let mut m = opened(machine(Config {
         stall_timeout_ms: 1000,
         ..Config::default()
-    });
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    }));
     assert_eq!(
         m.handle(Input::Close),
         [
@@ -722,12 +710,10 @@ fn closing_an_open_stream_disarms_its_watchdog() {
             Command::Status(Status::Closed)
         ]
     );
-    let mut m = machine(Config {
+    let mut m = opened(machine(Config {
         stall_timeout_ms: 1000,
         ..Config::default()
-    });
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    }));
     assert_eq!(
         &m.handle(FAIL)[..2],
         [Command::CloseSource, Command::DisarmTimer]
@@ -844,9 +830,7 @@ fn a_connect_timeout_fails_an_attempt_that_never_opens() {
 
 #[test]
 fn a_stream_the_server_ended_waits_for_reconnect_now() {
-    let mut m = machine(Config::default());
-    m.handle(Input::Start);
-    m.handle(Input::Opened);
+    let mut m = opened(machine(Config::default()));
     assert_eq!(
         m.handle(Input::Ended),
         [
@@ -1111,10 +1095,7 @@ proptest! {
 
 #[test]
 fn a_client_taking_over_resumes_on_its_first_connection() {
-    let mut m = machine(Config {
-        resume: true,
-        ..Config::default()
-    });
+    let mut m = resuming();
     m.resume_from("41".into());
     assert_eq!(
         m.handle(Input::Start)[0],
