@@ -90,7 +90,18 @@ function setup({ browser }) {
   const lock = join(root, 'package-lock.json');
   const stamp = join(root, 'node_modules', '.package-lock.json');
   if (!existsSync(stamp) || statSync(stamp).mtimeMs < statSync(lock).mtimeMs) {
-    if (!run('npm', ['ci', '--no-audit', '--no-fund'], 'installing npm packages with npm ci')) fail('npm ci failed');
+    say('installing npm packages with npm ci');
+    const ci = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'inherit', 'pipe'] });
+    if (ci.status !== 0) {
+      // npm ci refuses a lock file that lacks an optional dependency which the registry no longer serves
+      // (vite 8.4 names one, napi-windows-process-start-time, that returns 404); npm install skips it and
+      // still installs the versions the lock file pins.
+      const why = (ci.stderr ?? '').split('\n').find((l) => /Missing:|ERR|error code/.test(l)) ?? 'no reason given';
+      if (!run('npm', ['install', '--no-audit', '--no-fund'], `npm ci failed (${why.trim()}); installing with npm install`)) {
+        process.stderr.write(ci.stderr ?? '');
+        fail('npm ci and npm install failed');
+      }
+    }
   }
 
   if (browser) {
