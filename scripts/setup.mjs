@@ -96,7 +96,8 @@ function setup({ browser }) {
       // npm ci refuses a lock file that lacks an optional dependency which the registry no longer serves
       // (vite 8.4 names one, napi-windows-process-start-time, that returns 404); npm install skips it and
       // still installs the versions the lock file pins.
-      const why = (ci.stderr ?? '').split('\n').find((l) => /Missing:|ERR|error code/.test(l)) ?? 'no reason given';
+      const lines = (ci.stderr ?? '').split('\n');
+      const why = lines.find((l) => l.includes('Missing:')) ?? lines.find((l) => l.includes('error code')) ?? 'no reason given';
       if (!run('npm', ['install', '--no-audit', '--no-fund'], `npm ci failed (${why.trim()}); installing with npm install`)) {
         process.stderr.write(ci.stderr ?? '');
         fail('npm ci and npm install failed');
