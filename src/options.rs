@@ -177,6 +177,21 @@ pub fn parse_reconnect(name: &str) -> Result<Reconnect, OptionError> {
     }
 }
 
+/// An event name to watch for: not empty, and not `open` or `error`, which are the connection's own events.
+fn check_event_name(option: &'static str, value: Option<&str>) -> Result<(), OptionError> {
+    match value {
+        Some("") => Err(OptionError::type_error(
+            option,
+            "must be a non-empty string",
+        )),
+        Some("open" | "error") => Err(OptionError::type_error(
+            option,
+            "must not be 'open' or 'error', which are the connection's own events",
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
     if !value.is_finite() {
         Err(OptionError::range_error(option, "must be a finite number"))
@@ -195,10 +210,11 @@ fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
 impl Options {
     /// Checks every rule and returns the ladder the options describe.
     ///
-    /// Rules: `baseMs`, `maxMs`, `maxHintMs`, `stallTimeoutMs` and `minUptimeMs` finite, not negative, at
-    /// most 2147483647, and `maxMs` not below `baseMs`;
+    /// Rules: `baseMs`, `maxMs`, `maxHintMs`, `stallTimeoutMs`, `minUptimeMs` and `connectTimeoutMs` finite,
+    /// not negative, at most 2147483647, and `maxMs` not below `baseMs`;
     /// `factor` finite and at least 1; `maxAttempts` a whole number, not negative, or `Infinity`;
-    /// `lastEventIdParam` and `retryHintEvent` not empty.
+    /// `lastEventIdParam`, `retryHintEvent`, `heartbeatEvent` and a probe URL not empty, and the two event
+    /// names not `open` or `error`.
     pub fn validate(&self) -> Result<LadderConfig, OptionError> {
         check_delay("baseMs", self.base_ms)?;
         check_delay("maxMs", self.max_ms)?;
@@ -222,14 +238,9 @@ impl Options {
             return Err(OptionError::range_error("factor", "must be at least 1"));
         }
         let m = self.max_attempts;
-        if m.is_nan() || m < 0.0 {
-            return Err(OptionError::range_error(
-                "maxAttempts",
-                "must be a whole number, 0 or more, or Infinity",
-            ));
-        }
         // Every f64 from 2^52 up is whole; below, a cast round-trips only whole numbers (no `fract` in core).
-        if m.is_finite() && m < 4_503_599_627_370_496.0 && m != (m as u64) as f64 {
+        let fractional = m.is_finite() && m < 4_503_599_627_370_496.0 && m != (m as u64) as f64;
+        if m.is_nan() || m < 0.0 || fractional {
             return Err(OptionError::range_error(
                 "maxAttempts",
                 "must be a whole number, 0 or more, or Infinity",
@@ -241,30 +252,8 @@ impl Options {
                 "must be a non-empty string",
             ));
         }
-        if matches!(&self.retry_hint_event, Some(p) if p.is_empty()) {
-            return Err(OptionError::type_error(
-                "retryHintEvent",
-                "must be a non-empty string",
-            ));
-        }
-        if matches!(self.retry_hint_event.as_deref(), Some("open" | "error")) {
-            return Err(OptionError::type_error(
-                "retryHintEvent",
-                "must not be 'open' or 'error', which are the connection's own events",
-            ));
-        }
-        if matches!(&self.heartbeat_event, Some(p) if p.is_empty()) {
-            return Err(OptionError::type_error(
-                "heartbeatEvent",
-                "must be a non-empty string",
-            ));
-        }
-        if matches!(self.heartbeat_event.as_deref(), Some("open" | "error")) {
-            return Err(OptionError::type_error(
-                "heartbeatEvent",
-                "must not be 'open' or 'error', which are the connection's own events",
-            ));
-        }
+        check_event_name("retryHintEvent", self.retry_hint_event.as_deref())?;
+        check_event_name("heartbeatEvent", self.heartbeat_event.as_deref())?;
         if matches!(&self.probe_url, Some(p) if p.is_empty()) {
             return Err(OptionError::type_error(
                 "probe",

@@ -656,8 +656,7 @@ function leave(link) {
   if (!sh.leader) {
     sh.state[0] = 4;
     sh.state[1] = 2;
-    call(link.me, link.cb.onstatus, 'closed');
-    call(undefined, link.st.onStatus, 'closed');
+    notify(link, STATUS, 4); // 'closed', to both kinds of callback
   }
   sh.leader = false;
   sh.release?.();
