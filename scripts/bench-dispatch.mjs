@@ -154,10 +154,13 @@ export async function benchDispatch() {
   const timeout = setTimeout(() => done(null), 10 * 60 * 1000);
   const outcome = await finished;
   clearTimeout(timeout);
+  // Chromium writes to its profile until it has exited: wait for that before removing the profile.
+  const exited = new Promise((r) => (browser.exitCode !== null ? r() : browser.once('exit', r)));
   browser.kill();
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
   server.closeAllConnections?.();
   server.close();
-  rmSync(profile, { recursive: true, force: true });
+  rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
   if (!outcome) throw new Error('bench:dispatch: the page did not report within 10 minutes');
   return outcome;
 }

@@ -168,8 +168,9 @@ function until(link, e) {
   if (done) link.s.input(CLOSE);
 }
 
-/** Called by Rust for every new EventSource: our listeners on it. `hint` is the retry-hint event's name. */
-export const attach = guard(function attach(link, es, hint, heartbeat) {
+/** Called by Rust for every new EventSource: our listeners on it. */
+export const attach = guard(function attach(link, es) {
+  const { hint, beat } = link;
   const c = { link, es, hint, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
   listen(c, 'open', (e) => {
     if (named(e)) return relayNamed(c, 'open', e);
@@ -184,7 +185,7 @@ export const attach = guard(function attach(link, es, hint, heartbeat) {
     link.ev = null;
   });
   if (hint) relay(c, hint);
-  if (heartbeat) relay(c, heartbeat); // its arrival is what the stall watchdog sees
+  if (beat) relay(c, beat); // its arrival is what the stall watchdog sees
   relay(c, 'message');
   for (const type of link.t.keys()) relay(c, type);
   for (const type of link.sh?.types ?? EMPTY) relay(c, type); // what the other tabs listen to
@@ -302,9 +303,9 @@ export function urlOf(link) {
 /** A probe that has not had its headers in this long has failed. */
 const PROBE_TIMEOUT = 10000;
 
-/** Fetches `url` once for Rust, aborted as soon as the headers arrive, and tells the shell the status (0 for
- * a probe that failed) and any Retry-After. */
-export const probe = guard((link, url, withCredentials, id) => {
+/** Fetches the probe URL (`probe: 'url'`, else the last attempt's) once for Rust, aborted as soon as the
+ * headers arrive, and tells the shell the status (0 for a probe that failed) and any Retry-After. */
+export const probe = guard((link, id) => {
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), PROBE_TIMEOUT);
   const answer = (status, retryAfter) => {
@@ -312,8 +313,8 @@ export const probe = guard((link, url, withCredentials, id) => {
     ac.abort();
     link.s.probed(id, status, retryAfter ?? undefined, Date.now());
   };
-  fetch(url, {
-    credentials: withCredentials ? 'include' : 'same-origin',
+  fetch(link.pu ?? link.u, {
+    credentials: link.cred ? 'include' : 'same-origin',
     cache: 'no-store',
     headers: { Accept: 'text/event-stream' },
     signal: ac.signal,
@@ -558,6 +559,8 @@ function start(me, url, options, st) {
   const link = linkOf(me, url, st);
   link.until = until ?? null;
   link.cred = values[0] === 1;
+  // As Rust checks them: the shell reads none of these three back.
+  [, link.hint, link.beat, link.pu] = strings;
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
   const make = (from, start = true) => hooks.shell(link, values, from == null ? given : given | (1 << 20), text + '\0' + (from ?? ''), start);

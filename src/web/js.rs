@@ -12,13 +12,9 @@ use web_sys::EventSource;
 #[wasm_bindgen(module = "/src/web/api.js")]
 extern "C" {
     /// Listens to a new source: the relay for ordinary events, and the open, error and retry-hint events,
-    /// which come back to the shell. Returns the connection record.
-    pub(crate) fn attach(
-        link: &JsValue,
-        source: &EventSource,
-        hint: Option<String>,
-        heartbeat: Option<String>,
-    ) -> JsValue;
+    /// which come back to the shell. The names of the hint and heartbeat events are the link's, as the
+    /// shell checked them. Returns the connection record.
+    pub(crate) fn attach(link: &JsValue, source: &EventSource) -> JsValue;
     /// Removes every listener `attach` added.
     pub(crate) fn detach(connection: &JsValue);
     /// The `lastEventId` of the connection's first (0) or last (1) event, if any event arrived.
@@ -37,8 +33,9 @@ extern "C" {
     fn unwatch(listeners: &JsValue);
     /// Whether an event arrived on the connection since the last call (the stall watchdog).
     pub(crate) fn active(connection: &JsValue) -> bool;
-    /// `fetch(url)` once, aborted when the headers arrive (or after 10 s), then `shell.probed(id, ...)`.
-    pub(crate) fn probe(link: &JsValue, url: &str, with_credentials: bool, id: u32);
+    /// Fetches the probe URL (the option's, else the last attempt's) once, aborted when the headers arrive
+    /// (or after 10 s), then `shell.probed(id, ...)`.
+    pub(crate) fn probe(link: &JsValue, id: u32);
     /// `performance.now()`: the machine's clock.
     pub(crate) fn now() -> f64;
     /// Reports an error as the browser reports one thrown by a listener. Never throws.

@@ -167,9 +167,6 @@ impl Shell {
             transport: shell::Transport::Events,
             with_credentials: o.with_credentials,
             param: o.last_event_id_param,
-            hint_event: o.retry_hint_event,
-            heartbeat_event: o.heartbeat_event,
-            probe_url: o.probe_url,
         };
         let shared = Shared::new(config, settings, link);
         if let Some(id) = resume_from {
@@ -304,9 +301,6 @@ impl Shell {
             },
             with_credentials: false,
             param: None,
-            hint_event: None,
-            heartbeat_event: None,
-            probe_url: None,
         };
         let shared = Shared::new(config, settings, link);
         shared.start()?;

@@ -68,12 +68,6 @@ pub(crate) struct Settings {
     pub with_credentials: bool,
     /// `lastEventIdParam`.
     pub param: Option<String>,
-    /// `retryHintEvent`.
-    pub hint_event: Option<String>,
-    /// `heartbeatEvent`.
-    pub heartbeat_event: Option<String>,
-    /// `probe: 'url'`: what to probe instead of the stream's own URL.
-    pub probe_url: Option<String>,
 }
 
 pub(crate) struct Core {
@@ -83,8 +77,6 @@ pub(crate) struct Core {
     link: Option<JsValue>,
     /// Whether a source has been created (a URL that fails later is reported, not thrown).
     opened: bool,
-    /// The URL of the last attempt, for the probe.
-    last_url: String,
     connection: Option<Connection>,
     timer: Option<Timer>,
     page: Option<Page>,
@@ -137,7 +129,6 @@ impl Shared {
                 settings,
                 link: Some(link),
                 opened: false,
-                last_url: String::new(),
                 connection: None,
                 timer: None,
                 page: None,
@@ -314,17 +305,9 @@ impl Shared {
                 drop(old);
             }
             Command::Probe { id } => {
-                let Some(link) = self.link() else { return };
-                let (url, credentials) = {
-                    let core = self.get();
-                    let url = core
-                        .settings
-                        .probe_url
-                        .clone()
-                        .unwrap_or_else(|| core.last_url.clone());
-                    (url, core.settings.with_credentials)
-                };
-                js::probe(&link, &url, credentials, id);
+                if let Some(link) = self.link() {
+                    js::probe(&link, id);
+                }
             }
             Command::Unauthorized { status } => self.notify(note::UNAUTHORIZED, status as u32, 0),
             Command::DisarmTimer => {
@@ -372,7 +355,6 @@ impl Shared {
                 };
                 (url, core.settings.with_credentials)
             };
-            self.get_mut().last_url = url.clone();
             self.connect(&url, with_credentials)
         });
         let source = match source {
@@ -397,16 +379,7 @@ impl Shared {
             }
         };
         let record = match &source {
-            Source::Events(es) => {
-                let (hint, heartbeat) = {
-                    let core = self.get();
-                    (
-                        core.settings.hint_event.clone(),
-                        core.settings.heartbeat_event.clone(),
-                    )
-                };
-                js::attach(&link, es, hint, heartbeat)
-            }
+            Source::Events(es) => js::attach(&link, es),
             #[cfg(feature = "websocket")]
             Source::Socket(ws) => js::attach_socket(&link, ws),
         };
