@@ -12,7 +12,7 @@
 // one message per EventSource event to the driver, which skews every EventSource client; see
 // TOOLCHAIN.md), and the page posts its timings back to this server.
 //
-//   node scripts/bench-dispatch.mjs [--rounds 11] [--sizes 20000,100000] [--write]
+//   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--write]
 //   --write replaces the section between <!-- dispatch:begin --> and <!-- dispatch:end --> in README.md.
 
 import http from 'node:http';
@@ -29,7 +29,7 @@ const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : fallback;
 };
-const rounds = Number(arg('rounds', 11));
+const rounds = Number(arg('rounds', 31));
 const sizes = arg('sizes', '20000,100000').split(',').map(Number);
 
 const CLIENTS = {
@@ -170,15 +170,22 @@ const median = (xs) => {
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
 };
 
-/** Rows per size: events/s median, min and max, and the ratio to the baseline's median. */
+/**
+ * Rows per size: events/s median, min and max, the ratio to the baseline's median, and the paired ratio:
+ * the median over rounds of the client's rate divided by the baseline's rate in the same round. A round runs
+ * every client once, back to back, so the paired ratio cancels the drift of a shared machine between rounds.
+ */
 export function summarise(results) {
   const rows = [];
   for (const n of sizes) {
-    const rate = (name) => results.filter((r) => r.name === name && r.n === n).map((r) => ((n - 1) / r.ms) * 1000);
+    const of = (name) => results.filter((r) => r.name === name && r.n === n);
+    const rate = (r) => ((n - 1) / r.ms) * 1000;
     for (const name of Object.keys(CLIENTS)) {
-      const rs = rate(name);
-      const base = median(rate(baselineOf(name)));
-      rows.push({ n, name, median: median(rs), min: Math.min(...rs), max: Math.max(...rs), ratio: median(rs) / base, usPerEvent: 1e6 / median(rs) });
+      const rs = of(name).map(rate);
+      const base = of(baselineOf(name));
+      const paired = of(name).flatMap((r) => base.filter((b) => b.k === r.k).map((b) => rate(r) / rate(b)));
+      const m = median(rs);
+      rows.push({ n, name, median: m, min: Math.min(...rs), max: Math.max(...rs), ratio: m / median(base.map(rate)), paired: median(paired), usPerEvent: 1e6 / m });
     }
   }
   return rows;
@@ -186,10 +193,10 @@ export function summarise(results) {
 
 function table(rows, ua) {
   const chromium = ua.match(/Chrome\/([\d.]+)/)?.[1] ?? 'unknown';
-  let md = `Headless Chromium ${chromium}, no DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event (messages, for the sockets), with a handler that reads \`ev.data\`. Ratio: median events/s divided by the median of the native baseline in the same run (higher is faster): \`EventSource\` with \`onmessage\` for the stream clients, \`WebSocket\` with \`onmessage\` for the sockets.\n\n`;
-  md += '| events | client | median events/s | min – max | µs per event | ÷ native baseline |\n| ---: | --- | ---: | ---: | ---: | ---: |\n';
+  let md = `Headless Chromium ${chromium}, no DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event (messages, for the sockets), with a handler that reads \`ev.data\`. Ratio: median events/s divided by the median of the native baseline in the same run (higher is faster): \`EventSource\` with \`onmessage\` for the stream clients, \`WebSocket\` with \`onmessage\` for the sockets. Paired: the median, over rounds, of the client's events/s divided by the baseline's in the same round (each round runs every client back to back, so this cancels the machine's drift between rounds).\n\n`;
+  md += '| events | client | median events/s | min – max | µs per event | ÷ native baseline | paired |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n';
   const k = (x) => Math.round(x).toLocaleString('en-US');
-  for (const r of rows) md += `| ${r.n.toLocaleString('en-US')} | ${r.name} | ${k(r.median)} | ${k(r.min)} – ${k(r.max)} | ${r.usPerEvent.toFixed(2)} | **${r.ratio.toFixed(2)}** |\n`;
+  for (const r of rows) md += `| ${r.n.toLocaleString('en-US')} | ${r.name} | ${k(r.median)} | ${k(r.min)} – ${k(r.max)} | ${r.usPerEvent.toFixed(2)} | **${r.ratio.toFixed(2)}** | ${r.paired.toFixed(2)} |\n`;
   return md;
 }
 
