@@ -130,7 +130,7 @@ function relay(c, type) {
   const link = c.link;
   const s = slot(link, type);
   const f =
-    type === c.hint
+    type === link.hint
       ? (e) => {
           // The server's retry hint is policy: it goes through Rust, then to any listener.
           c.last = e;
@@ -170,8 +170,7 @@ function until(link, e) {
 
 /** Called by Rust for every new EventSource: our listeners on it. */
 export const attach = guard(function attach(link, es) {
-  const { hint, beat } = link;
-  const c = { link, es, hint, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
+  const c = { link, es, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
   listen(c, 'open', (e) => {
     if (named(e)) return relayNamed(c, 'open', e);
     link.ev = e;
@@ -184,8 +183,8 @@ export const attach = guard(function attach(link, es) {
     link.s.input(FAILED, es.readyState === 2);
     link.ev = null;
   });
-  if (hint) relay(c, hint);
-  if (beat) relay(c, beat); // its arrival is what the stall watchdog sees
+  if (link.hint) relay(c, link.hint);
+  if (link.beat) relay(c, link.beat); // its arrival is what the stall watchdog sees
   relay(c, 'message');
   for (const type of link.t.keys()) relay(c, type);
   for (const type of link.sh?.types ?? EMPTY) relay(c, type); // what the other tabs listen to
