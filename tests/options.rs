@@ -3,7 +3,7 @@
 
 use managed_eventsource::ladder::{Ladder, SplitMix64, Strategy};
 use managed_eventsource::options::{
-    parse_hint, parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect,
+    parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect,
 };
 
 fn err(o: Options) -> OptionError {
@@ -189,17 +189,6 @@ fn an_empty_retry_hint_event_is_refused() {
     .is_ok());
 }
 
-#[test]
-fn retry_hints_are_read_like_the_retry_field() {
-    assert_eq!(parse_hint("41000"), Some(41000));
-    assert_eq!(parse_hint(" 500\n"), Some(500));
-    assert_eq!(parse_hint("0"), Some(0));
-    assert_eq!(parse_hint("99999999999999"), Some(u32::MAX));
-    for bad in ["", "-5", "1.5", "5s", "1e3", "NaN", "abc"] {
-        assert_eq!(parse_hint(bad), None, "{bad}");
-    }
-}
-
 /// Any f64 a user can pass, the awkward ones over-represented.
 fn any_number() -> impl proptest::strategy::Strategy<Value = f64> {
     use proptest::prelude::*;
@@ -246,44 +235,6 @@ proptest::proptest! {
                 proptest::prop_assert!(e.message().contains(e.option));
             }
         }
-    }
-}
-
-#[test]
-fn retry_after_reads_seconds_and_http_dates() {
-    use managed_eventsource::options::retry_after_ms;
-    assert_eq!(retry_after_ms("2", 0.0), Some(2000));
-    assert_eq!(retry_after_ms(" 120 ", 0.0), Some(120_000));
-    assert_eq!(retry_after_ms("99999999999", 0.0), Some(u32::MAX));
-    // 1994-11-06T08:49:37Z is 784111777 s after 1970.
-    let at = 784_111_777_000.0;
-    assert_eq!(
-        retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", at - 5_000.0),
-        Some(5_000)
-    );
-    assert_eq!(
-        retry_after_ms("Sun, 06 Nov 1994 08:49:37 GMT", at + 5_000.0),
-        Some(0)
-    );
-    assert_eq!(
-        retry_after_ms("Thu, 01 Jan 1970 00:00:00 GMT", 0.0),
-        Some(0)
-    );
-    // A leap day: 2028-02-29T23:59:59Z is 1835481599 s after 1970.
-    assert_eq!(
-        retry_after_ms("Tue, 29 Feb 2028 23:59:59 GMT", 1_835_481_598_000.0),
-        Some(1000)
-    );
-    for bad in [
-        "",
-        "soon",
-        "-1",
-        "1.5",
-        "Sun, 06 Nov 1994 08:49:37 UTC",
-        "Sun, 32 Nov 1994 08:49:37 GMT",
-        "Sun, 06 Xyz 1994 08:49:37 GMT",
-    ] {
-        assert_eq!(retry_after_ms(bad, 0.0), None, "{bad}");
     }
 }
 

@@ -135,7 +135,7 @@ function relay(c, type) {
           // The server's retry hint is policy: it goes through Rust, then to any listener.
           c.last = e;
           c.first ??= e;
-          link.s.input(HINT, e.data);
+          link.s.input(HINT, hintMs(e.data));
           if (s.l.length !== 0) deliver(link, type, s.l, e);
           if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
           if (link.until) until(link, e);
@@ -299,6 +299,29 @@ export function urlOf(link) {
   return u;
 }
 
+// What a server says about waiting. Rust takes the delays as numbers, and decides what they change (a hint
+// or a Retry-After is capped by maxHintMs, and only a 429 or 503 is heeded); reading them off the wire is
+// done here, where the strings are, so that no string crosses into wasm for them. -1: not a delay.
+
+/** A retry hint's data, read as the `retry:` field is read: ASCII digits, with ASCII whitespace around. */
+export const hintMs = (data) => (/^[\t\n\f\r ]*\d+[\t\n\f\r ]*$/.test(data) ? +data : -1);
+
+/**
+ * A `Retry-After` header's value as the wait it asks for, in ms from `now`: delay-seconds, or an HTTP date
+ * in one of the three forms RFC 9110 has recipients accept, all in GMT: the IMF-fixdate
+ * (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and
+ * asctime's (`Sun Nov  6 08:49:37 1994`, which names no zone). `Date.parse` reads each once it says GMT. A
+ * date in the past asks for no wait.
+ */
+export function retryAfterMs(value, now = Date.now()) {
+  if (typeof value !== 'string') return -1;
+  value = value.trim();
+  if (/^\d+$/.test(value)) return value * 1000;
+  if (/^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}$/.test(value)) value += ' GMT';
+  const at = /^[A-Z][a-z]+,? [\w -]+ \d\d:\d\d:\d\d( \d{4})? GMT$/.test(value) ? Date.parse(value) : NaN;
+  return at === at ? Math.max(0, at - now) : -1;
+}
+
 /** A probe that has not had its headers in this long has failed. */
 const PROBE_TIMEOUT = 10000;
 
@@ -310,7 +333,7 @@ export const probe = guard((link, id) => {
   const answer = (status, retryAfter) => {
     clearTimeout(timer);
     ac.abort();
-    link.s.probed(id, status, retryAfter ?? undefined, Date.now());
+    link.s.probed(id, status, retryAfterMs(retryAfter));
   };
   fetch(link.pu ?? link.u, {
     credentials: link.cred ? 'include' : 'same-origin',

@@ -178,8 +178,9 @@ impl Shell {
         Ok(Shell { shared })
     }
 
-    /// An input from the JavaScript half (see `shell::input`).
-    pub fn input(&self, code: u32, arg: JsValue) {
+    /// An input from the JavaScript half (see `shell::input`): `arg` is 1 for a failure after which the
+    /// browser gave up (`readyState` 2), and for a retry hint its delay in ms (negative: not a delay).
+    pub fn input(&self, code: u32, arg: f64) {
         self.shared.input(code, arg);
     }
 
@@ -198,10 +199,10 @@ impl Shell {
         }
     }
 
-    /// A probe's answer: `status` 0 when the probe failed; `retry_after` the header's value; `now` the time,
-    /// ms since 1970, for a `Retry-After` date.
-    pub fn probed(&self, id: u32, status: u32, retry_after: Option<String>, now: f64) {
-        let retry_after_ms = retry_after.and_then(|v| crate::options::retry_after_ms(&v, now));
+    /// A probe's answer: `status` 0 when the probe failed; `retry_after_ms` the wait its `Retry-After`
+    /// header asks for, in ms (`api.js` reads the header), or a negative number for none.
+    pub fn probed(&self, id: u32, status: u32, retry_after_ms: f64) {
+        let retry_after_ms = (retry_after_ms >= 0.0).then(|| shell::delay_ms(retry_after_ms));
         let status = (status > 0 && status < 1000).then_some(status as u16);
         self.shared.feed(crate::machine::Input::Probed {
             id,

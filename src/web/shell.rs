@@ -20,7 +20,7 @@ use web_sys::{EventSource, EventSourceInit};
 use super::js::{self, Connection, Page, Source, Timer};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Config, Input, Machine, Status};
-use crate::{options, resume};
+use crate::resume;
 
 /// Inputs from the JavaScript half (`Shell.input`); the same numbers as at the top of `api.js`.
 pub(crate) mod input {
@@ -160,11 +160,11 @@ impl Shared {
     }
 
     /// One input from the JavaScript half.
-    pub(crate) fn input(self: &Rc<Self>, code: u32, arg: JsValue) {
+    pub(crate) fn input(self: &Rc<Self>, code: u32, arg: f64) {
         let input = match code {
             input::OPENED => Input::Opened,
             input::FAILED => Input::Failed {
-                browser_gave_up: arg.is_truthy(),
+                browser_gave_up: arg == 1.0,
             },
             input::TIMER => {
                 // It has fired: drop our handle to it before the machine arms the next one.
@@ -175,10 +175,9 @@ impl Shared {
             input::WAKE => Input::PageVisible,
             input::ONLINE => Input::Online,
             input::OFFLINE => Input::Offline,
-            input::HINT => match arg.as_string().as_deref().and_then(options::parse_hint) {
-                Some(ms) => Input::RetryHint { ms },
-                None => return,
-            },
+            // The hint's data as a number of ms (`api.js` reads it as `retry:` is read); a negative
+            // number for data that is not a delay, which changes nothing.
+            input::HINT if arg >= 0.0 => Input::RetryHint { ms: delay_ms(arg) },
             input::RETRY_NOW => Input::RetryNow,
             input::CLOSE => Input::Close,
             input::WATCHDOG => {
@@ -438,6 +437,13 @@ impl Shared {
         let core = self.get();
         core.connection.is_some() as u32 + core.timer.is_some() as u32 + core.page.is_some() as u32
     }
+}
+
+/// A delay the JavaScript half read from the server, in whole ms: a larger one than a `u32` holds is the
+/// longest there is (the machine caps it with `maxHintMs`).
+pub(crate) fn delay_ms(ms: f64) -> u32 {
+    // `as` saturates, and reads NaN as 0; the callers pass only numbers of 0 or more.
+    ms as u32
 }
 
 /// The status's position in `NAMES` in `api.js`.

@@ -200,6 +200,24 @@ test('a retry hint is capped by maxHintMs', async () => {
   ok(throws(() => new ManagedEventSource(url('x'), { maxHintMs: -1 })) instanceof RangeError);
 });
 
+test('a retry hint counts with whitespace around its digits, and is ignored when it is not digits', async () => {
+  await plan('hintspace', 'hintdata:%20300%0A', 'stream');
+  const es = new ManagedEventSource(url('hintspace'), { baseMs: 10, jitter: 'none', retryHintEvent: 'retry-hint' });
+  const seen = watch(es);
+  ok(await until(5000, () => es.status === 'open' && seen.retries.length === 1));
+  es.close();
+  eq(seen.retries, [{ attempt: 1, delayMs: 310 }]);
+  await plan('hintbad', 'hintdata:5s', 'stream');
+  const bad = new ManagedEventSource(url('hintbad'), { baseMs: 10, jitter: 'none', retryHintEvent: 'retry-hint' });
+  const heard = [];
+  bad.addEventListener('retry-hint', (e) => heard.push(e.data));
+  const told = watch(bad);
+  ok(await until(5000, () => bad.status === 'open' && told.retries.length === 1));
+  bad.close();
+  eq(told.retries, [{ attempt: 1, delayMs: 10 }]);
+  eq(heard, ['5s'], 'the event still reaches its listeners');
+});
+
 // ---- hostile inputs ----------------------------------------------------------------------------------
 
 test('hostile inputs: each throws a TypeError, a RangeError or the user\'s own error; none traps', async () => {

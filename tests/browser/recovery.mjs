@@ -1,6 +1,7 @@
 // Issue 12: fatal or transient. The status probe, the stall watchdog, until, minUptimeMs and the
 // back-forward cache, against the fault-injecting server.
 import { ManagedEventSource, createManagedStream } from '/pkg/index.js';
+import { hintMs, retryAfterMs } from '/src/web/api.js';
 import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch } from './lib.mjs';
 
 const opts = { jitter: 'none', baseMs: 50, maxMs: 200, probe: true };
@@ -69,6 +70,50 @@ test('probe: 503 with Retry-After: 2 waits at least 2 s', async () => {
   ok(gap >= 2000, `came back after ${gap} ms`);
   eq(seen.retries.map((r) => r.delayMs), [2050]);
   figure('503 with Retry-After: 2, waited (ms)', Math.round(gap));
+});
+
+test('probe: 503 with Retry-After as an HTTP date waits until that date', async () => {
+  // The date has whole seconds: 3 s from the server's now is 2 to 3 s from the client's.
+  await plan('p503date', 'radate:503:3,radate:503:3', 'stream');
+  const es = new ManagedEventSource(url('p503date'), opts);
+  const seen = watch(es);
+  ok(await until(8000, () => es.status === 'open'));
+  es.close();
+  eq(seen.retries.length, 1);
+  const wait = seen.retries[0].delayMs - 50; // the ladder's own 50 ms comes on top
+  ok(wait > 1900 && wait <= 3000, `waited ${wait} ms for the date`);
+  const attempts = (await log('p503date')).attempts;
+  ok(attempts[2].t - attempts[1].t >= 1900, 'the reconnect came after the date');
+});
+
+test('probe: a 503 whose Retry-After is neither seconds nor a date takes the ladder', async () => {
+  await plan('p503bad', 'ra:503:soon,ra:503:soon', 'stream');
+  const es = new ManagedEventSource(url('p503bad'), opts);
+  const seen = watch(es);
+  ok(await until(5000, () => es.status === 'open'));
+  es.close();
+  eq(seen.retries.map((r) => r.delayMs), [50]);
+});
+
+test("Retry-After and retry hints are read as RFC 9110 and the retry field have them, in this browser's Date.parse", () => {
+  eq(retryAfterMs('2', 0), 2000);
+  eq(retryAfterMs(' 120 ', 0), 120000);
+  eq(retryAfterMs('99999999999', 0), 99999999999000, 'the shell caps it (maxHintMs)');
+  const at = 784111777000; // Sun, 06 Nov 1994 08:49:37 GMT
+  eq(retryAfterMs('Sun, 06 Nov 1994 08:49:37 GMT', at - 5000), 5000);
+  eq(retryAfterMs('Sunday, 06-Nov-94 08:49:37 GMT', at - 5000), 5000, 'the obsolete RFC 850 form');
+  eq(retryAfterMs('Sun Nov  6 08:49:37 1994', at - 5000), 5000, "asctime's form, in GMT");
+  eq(retryAfterMs('Sun, 06 Nov 1994 08:49:37 GMT', at + 5000), 0, 'a date in the past is no wait');
+  eq(retryAfterMs('Thu, 01 Jan 1970 00:00:00 GMT', 0), 0);
+  eq(retryAfterMs('Tue, 29 Feb 2028 23:59:59 GMT', 1835481598000), 1000, 'a leap day');
+  for (const bad of [null, '', 'soon', '-1', '1.5', '1e3', 'Sun, 06 Nov 1994 08:49:37 UTC', 'Sun, 32 Nov 1994 08:49:37 GMT', 'Sun, 06 Xyz 1994 08:49:37 GMT', '06 Nov 1994 08:49:37 GMT', 'Sun Nov  6 08:49:37 1994 PST', 'Sun Nov 32 08:49:37 1994']) {
+    eq(retryAfterMs(bad, 0), -1, `Retry-After: ${bad}`);
+  }
+  eq(hintMs('41000'), 41000);
+  eq(hintMs(' 500\n'), 500);
+  eq(hintMs('0'), 0);
+  eq(hintMs('99999999999999'), 99999999999999, 'the shell reads it as the longest delay there is');
+  for (const bad of ['', ' ', '-5', '1.5', '5s', '1e3', 'NaN', 'abc', '0x10', '\u00a05', '５']) eq(hintMs(bad), -1, `hint ${JSON.stringify(bad)}`);
 });
 
 test('probe: a 500 takes the ladder as usual; a probe URL of its own', async () => {

@@ -29,13 +29,16 @@
 //   special                                the parser's corner cases (multi-line data, unicode, CRLF, a
 //                                          comment, an id reset, a named message, no space after ':'),
 //                                          then end
+//   hintdata:TEXT                          the same with TEXT (percent-decoded) as its data
 //   ra:STATUS:S                            STATUS (e.g. 503) with Retry-After: S
+//   radate:STATUS:S                        STATUS with Retry-After: the HTTP date S seconds from now
 //   flap                                   200 and the headers, then end at once (accept and drop)
 //   beat:MS                                only heartbeat events (event: ping) every MS, no messages
 //   chaos                                  one of: 503, a drop, a stall killed after 200 ms, or a
 //                                          random run of 50-600 events cut mid-stream (seeded per client)
 //
 //   GET /pkg/..., /tests/browser/...      static files, so that the in-browser suites run same-origin
+//   GET /src/web/...                      the JavaScript half's sources, whose pure readers a suite tests
 //
 // WebSocket (the `ws` package, on the same port): ws://HOST/ws?c=NAME runs the client's next step too.
 //   echo                                   answer every message with 'echo:' + it (and log it)
@@ -156,8 +159,10 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       res.end(kind === '204' ? undefined : `status ${kind}\n`);
       return;
     }
-    if (kind === 'ra') {
-      res.writeHead(Number(arg), { 'Content-Type': 'text/plain', 'Retry-After': arg2, 'Access-Control-Expose-Headers': 'Retry-After', ...cors(req) });
+    if (kind === 'ra' || kind === 'radate') {
+      // radate: the date arg2 seconds from now, as an IMF-fixdate (what toUTCString writes).
+      const value = kind === 'ra' ? arg2 : new Date(Date.now() + Number(arg2) * 1000).toUTCString();
+      res.writeHead(Number(arg), { 'Content-Type': 'text/plain', 'Retry-After': value, 'Access-Control-Expose-Headers': 'Retry-After', ...cors(req) });
       res.end(`status ${arg}\n`);
       return;
     }
@@ -252,8 +257,9 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       setTimeout(() => req.socket.destroy(), 20);
       return;
     }
-    if (kind === 'hint') {
-      res.write(`event: retry-hint\ndata: ${Number(arg)}\n\n`);
+    if (kind === 'hint' || kind === 'hintdata') {
+      const data = kind === 'hint' ? Number(arg) : decodeURIComponent(arg);
+      res.write(`event: retry-hint\ndata: ${data}\n\n`);
       res.end();
       return;
     }
@@ -302,7 +308,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
         figures.push({ name: url.searchParams.get('name'), value: url.searchParams.get('value') });
         return json(req, res, { ok: true });
       default:
-        if (url.pathname.startsWith('/pkg/') || url.pathname.startsWith('/tests/browser/')) return file(res, url.pathname);
+        if (/^\/(pkg|tests\/browser|src\/web)\//.test(url.pathname)) return file(res, url.pathname);
         for (const [prefix, where] of Object.entries(statics)) {
           const { dir, headers } = typeof where === 'string' ? { dir: where } : where;
           if (url.pathname.startsWith(prefix)) return file(res, url.pathname.slice(prefix.length), dir, headers);
