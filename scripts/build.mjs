@@ -6,8 +6,9 @@
 //
 // Steps: cargo builds the crate for wasm32 with the `small` feature (no_std, lol_alloc, a trap on panic);
 // wasm-bindgen writes the glue; scripts/wasm-names.mjs shortens the import and export names in the wasm
-// and the glue together; wasm-opt -Oz (the npm binaryen: Debian's is too old) shrinks the wasm; zopfli
-// deflates it (about 6% smaller than zlib's level 9) and it is inlined as base64, which src/web/inflate.js
+// and the glue together; wasm-opt -Oz (the npm binaryen: Debian's is too old) shrinks the wasm; LZMA
+// compresses it (the npm `lzma`, about 7% smaller than zopfli's deflate) and it is inlined as base64, which
+// src/web/unlzma.js
 // decodes synchronously on first use; esbuild bundles and minifies the glue, src/web/api.js and the entry
 // into each flavour.
 //
@@ -22,10 +23,11 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync, inflateRawSync } from 'node:zlib';
-import { deflateAsync } from '@gfx/zopfli';
+import { gzipSync } from 'node:zlib';
+import LZMA from 'lzma';
 import { minify } from 'terser';
 import { minifyNames } from './wasm-names.mjs';
+import { unlzma } from '../src/web/unlzma.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'pkg');
@@ -58,6 +60,20 @@ function run(cmd, args, env = {}) {
 
 /** The features current rustc emits for wasm32-unknown-unknown, which wasm-opt must accept. */
 const FEATURES = ['bulk-memory', 'mutable-globals', 'nontrapping-float-to-int', 'sign-ext', 'reference-types', 'multivalue'];
+
+/**
+ * The wasm, LZMA-compressed: the smallest of the npm `lzma` encoder's nine modes (they differ by a few bytes,
+ * not always in order). The result is decoded with the package's own decoder and must give the module back.
+ */
+function compress(wasm) {
+  let best;
+  for (let mode = 1; mode <= 9; mode++) {
+    const c = Buffer.from(Uint8Array.from(LZMA.compress(wasm, mode)));
+    if (!best || c.length < best.length) best = c;
+  }
+  if (!Buffer.from(unlzma(best, wasm.length)).equals(wasm)) throw new Error('build: the compressed wasm does not decode back');
+  return best;
+}
 
 /** wasm-opt -Oz in place. */
 function optimize(wasm, extra = []) {
@@ -123,20 +139,19 @@ async function buildModule({ name, features, entry }) {
   optimize(wasmPath, ['--converge', '--strip-target-features']);
 
   const wasm = readFileSync(wasmPath);
-  const deflated = Buffer.from(await deflateAsync(wasm, { numiterations: 15 }));
-  if (!inflateRawSync(deflated).equals(wasm)) throw new Error('build: the deflated wasm does not inflate back');
+  const packed = compress(wasm);
   writeFileSync(
     join(work, 'wasm.js'),
-    `// The wasm module, deflated and base64-encoded (scripts/build.mjs).\nexport const size = ${wasm.length};\nexport const data = '${deflated.toString('base64')}';\n`,
+    `// The wasm module, LZMA-compressed and base64-encoded (scripts/build.mjs).\nexport const size = ${wasm.length};\nexport const data = '${packed.toString('base64')}';\n`,
   );
-  say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), deflated and inlined as ${Math.ceil(deflated.length / 3) * 4} characters of base64`);
+  say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), compressed to ${packed.length} and inlined as ${Math.ceil(packed.length / 3) * 4} characters of base64`);
 
   const snippets = `./snippets/${readdirSync(join(work, 'snippets'))[0]}/src/web`;
-  const inflate = relative(work, join(root, 'src', 'web', 'inflate.js'));
+  const unlzma = relative(work, join(root, 'src', 'web', 'unlzma.js'));
   writeFileSync(
     join(work, 'entry.js'),
     `import { initSync, Shell } from './managed_eventsource.js';
-import { inflate } from './${inflate}';
+import { unlzma } from './${unlzma}';
 import { size, data } from './wasm.js';
 ${entry(snippets)}
 
@@ -146,7 +161,7 @@ let ready = false;
 function init() {
   if (ready) return;
   try {
-    initSync({ module: inflate(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
+    initSync({ module: unlzma(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
   } catch (e) {
     if (/content.security|CSP/i.test(String(e?.message))) {
       throw new Error("managed-eventsource: this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e });
