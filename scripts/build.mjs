@@ -95,8 +95,10 @@ async function bundle(entry, out, format, args = []) {
 /**
  * Removes from wasm-bindgen's glue what the package never calls, which a bundler cannot see is unused:
  * the async loader (the wasm is inlined), `Shell.free` and its `Symbol.dispose` (shells are freed by the
- * FinalizationRegistry once a closed client is collected), and the TextEncoder path for a missing
- * `realloc` (the glue always passes one). Each cut must match, so a new wasm-bindgen fails the build here
+ * FinalizationRegistry once a closed client is collected), the TextEncoder path for a missing `realloc`
+ * (the glue always passes one), and a stand-in for `TextEncoder.encodeInto`, which every browser with
+ * class private fields has (the package's classes need them: Chrome 74, Firefox 90, Safari 14.1), as does
+ * Node since version 12. Each cut must match, so a new wasm-bindgen fails the build here
  * rather than shipping something half-cut.
  */
 function diet(glue) {
@@ -107,6 +109,7 @@ function diet(glue) {
     [/\nasync function __wbg_load\([\s\S]*?\n\}\n/, '\n'],
     [/\nlet __wbg_init_promise;[\s\S]*?\nasync function __wbg_init_once\([\s\S]*?\n\}\n/, '\n'],
     [/export \{ initSync, __wbg_init as default \};/, 'export { initSync };'],
+    [/\nif \(!\('encodeInto' in cachedTextEncoder\)\) \{[\s\S]*?\n\}\n/, '\n'],
     [/\n    if \(module !== undefined\) \{[\s\S]*?console\.warn[\s\S]*?\n    \}\n/, "\n    ({ module } = module);\n"],
   ];
   for (const [re, by] of cuts) {

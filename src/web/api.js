@@ -346,6 +346,9 @@ export const probe = guard((link, id) => {
   );
 });
 
+/** Element `i` of the numbers `readNumbers` gives, for Rust. */
+export const number = (numbers, i) => numbers[i];
+
 /** The machine's clock. */
 export const now = guard(() => performance.now());
 

@@ -36,6 +36,8 @@ extern "C" {
     /// Fetches the probe URL (the option's, else the last attempt's) once, aborted when the headers arrive
     /// (or after 10 s), then `shell.probed(id, ...)`.
     pub(crate) fn probe(link: &JsValue, id: u32);
+    /// Element `i` of the option numbers the JavaScript half read (`Shell::new`).
+    pub(crate) fn number(numbers: &JsValue, i: u32) -> f64;
     /// `performance.now()`: the machine's clock.
     pub(crate) fn now() -> f64;
     /// Reports an error as the browser reports one thrown by a listener. Never throws.

@@ -44,17 +44,20 @@ mod at {
     pub const CONNECT_TIMEOUT_MS: usize = 13;
 }
 
-/// The numbers the JavaScript half read, and which of them were given (bit `i` of `given` for `numbers[i]`).
+/// The numbers the JavaScript half read (a `Float64Array`, read an element at a time, which costs the
+/// package less than copying it into wasm memory), and which of them were given (bit `i` of `given` for
+/// `numbers[i]`).
 struct Given<'a> {
-    numbers: &'a [f64],
+    numbers: &'a JsValue,
     given: u32,
 }
 
 impl Given<'_> {
     fn number(&self, i: usize, default: f64) -> f64 {
-        match self.numbers.get(i) {
-            Some(v) if self.given & (1 << i) != 0 => *v,
-            _ => default,
+        if self.given & (1 << i) != 0 {
+            js::number(self.numbers, i as u32)
+        } else {
+            default
         }
     }
 
@@ -94,7 +97,7 @@ fn config_of(o: &Options) -> Result<Config, JsValue> {
 /// is set; booleans are 0 or 1, and `reconnect` and `jitter` the index of their name. The JavaScript half has
 /// checked the JavaScript types; every value is checked here.
 fn read_options(
-    numbers: &[f64],
+    numbers: &JsValue,
     given: u32,
     strings: [Option<String>; 4],
 ) -> Result<(Options, Config), JsValue> {
@@ -147,7 +150,7 @@ impl Shell {
     #[wasm_bindgen(constructor)]
     pub fn new(
         link: JsValue,
-        numbers: &[f64],
+        numbers: &JsValue,
         given: u32,
         text: &str,
         start: bool,
@@ -245,7 +248,7 @@ impl Shell {
     /// the subprotocols as given, and the clean-close codes that still reconnect (`None`: the default).
     pub fn socket(
         link: JsValue,
-        numbers: &[f64],
+        numbers: &JsValue,
         given: u32,
         protocols: JsValue,
         codes: Option<alloc::vec::Vec<f64>>,
@@ -338,9 +341,9 @@ pub fn js_api() -> JsValue {
         fn define(hooks: &JsValue);
         fn api() -> JsValue;
     }
-    type Make = dyn Fn(JsValue, Vec<f64>, u32, String, bool) -> Result<JsValue, JsValue>;
+    type Make = dyn Fn(JsValue, JsValue, u32, String, bool) -> Result<JsValue, JsValue>;
     let hooks = js_sys::Object::new();
-    let shell = Closure::<Make>::new(|link, numbers: Vec<f64>, given, text: String, start| {
+    let shell = Closure::<Make>::new(|link, numbers: JsValue, given, text: String, start| {
         Shell::new(link, &numbers, given, &text, start).map(JsValue::from)
     });
     let _ = js_sys::Reflect::set(&hooks, &"shell".into(), &shell.into_js_value());
