@@ -77,9 +77,10 @@ impl core::fmt::Display for OptionError {
 
 impl core::error::Error for OptionError {}
 
-/// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`).
+/// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`). The strings are
+/// borrowed from the caller: checking them allocates nothing, and the shell copies only what it keeps.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Options {
+pub struct Options<'a> {
     /// Passed to `EventSource`. Default `false`.
     pub with_credentials: bool,
     /// Who reconnects. Default [`Reconnect::Backoff`].
@@ -95,25 +96,25 @@ pub struct Options {
     /// Reconnect attempts in a row before status `failed`. Default infinity.
     pub max_attempts: f64,
     /// Query parameter that carries the last event id on each reconnect. Default none.
-    pub last_event_id_param: Option<String>,
+    pub last_event_id_param: Option<&'a str>,
     /// Reconnect at once when the page becomes visible. Default `true`.
     pub reconnect_on_visible: bool,
     /// Reconnect at once when the browser comes back online. Default `true`.
     pub reconnect_on_online: bool,
     /// An event whose data is a delay in ms that the next reconnect waits at least (a server's retry
     /// hint, which a client that has taken over reconnecting cannot read from `retry:`). Default none.
-    pub retry_hint_event: Option<String>,
+    pub retry_hint_event: Option<&'a str>,
     /// The longest wait a server may impose through a retry hint or `Retry-After`, ms. Default 600000 (ten
     /// minutes).
     pub max_hint_ms: f64,
     /// Probe a source the browser gave up on for its HTTP status. Default `false`.
     pub probe: bool,
     /// The URL to probe instead of the stream's own (`probe: 'url'`). Default none.
-    pub probe_url: Option<String>,
+    pub probe_url: Option<&'a str>,
     /// An open stream silent this long is treated as dropped, ms; 0 (the default) turns this off.
     pub stall_timeout_ms: f64,
     /// An event the server sends to show the stream is alive (comments are invisible). Default none.
-    pub heartbeat_event: Option<String>,
+    pub heartbeat_event: Option<&'a str>,
     /// The ladder resets only after a connection has stayed open this long, ms; 0 (the default) resets it
     /// on open.
     pub min_uptime_ms: f64,
@@ -122,7 +123,7 @@ pub struct Options {
     pub connect_timeout_ms: f64,
 }
 
-impl Default for Options {
+impl Default for Options<'_> {
     fn default() -> Self {
         let ladder = LadderConfig::default();
         Options {
@@ -207,7 +208,7 @@ fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
     }
 }
 
-impl Options {
+impl Options<'_> {
     /// Checks every rule and returns the ladder the options describe.
     ///
     /// Rules: `baseMs`, `maxMs`, `maxHintMs`, `stallTimeoutMs`, `minUptimeMs` and `connectTimeoutMs` finite,
@@ -252,8 +253,8 @@ impl Options {
                 "must be a non-empty string",
             ));
         }
-        check_event_name("retryHintEvent", self.retry_hint_event.as_deref())?;
-        check_event_name("heartbeatEvent", self.heartbeat_event.as_deref())?;
+        check_event_name("retryHintEvent", self.retry_hint_event)?;
+        check_event_name("heartbeatEvent", self.heartbeat_event)?;
         if matches!(&self.probe_url, Some(p) if p.is_empty()) {
             return Err(OptionError::type_error(
                 "probe",

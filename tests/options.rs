@@ -143,12 +143,12 @@ fn max_attempts_must_be_whole_and_not_negative() {
 #[test]
 fn an_empty_parameter_name_is_refused() {
     let e = err(Options {
-        last_event_id_param: Some(String::new()),
+        last_event_id_param: Some(""),
         ..Options::default()
     });
     assert_eq!((e.option, e.kind), ("lastEventIdParam", ErrorKind::Type));
     assert!(Options {
-        last_event_id_param: Some("id".into()),
+        last_event_id_param: Some("id"),
         ..Options::default()
     }
     .validate()
@@ -177,12 +177,12 @@ fn unknown_names_are_type_errors() {
 #[test]
 fn an_empty_retry_hint_event_is_refused() {
     let e = err(Options {
-        retry_hint_event: Some(String::new()),
+        retry_hint_event: Some(""),
         ..Options::default()
     });
     assert_eq!((e.option, e.kind), ("retryHintEvent", ErrorKind::Type));
     assert!(Options {
-        retry_hint_event: Some("retry-hint".into()),
+        retry_hint_event: Some("retry-hint"),
         ..Options::default()
     }
     .validate()
@@ -255,12 +255,12 @@ fn the_new_durations_are_checked_like_the_others() {
         }
     }
     let o = Options {
-        heartbeat_event: Some("error".into()),
+        heartbeat_event: Some("error"),
         ..Options::default()
     };
     assert_eq!(err(o).option, "heartbeatEvent");
     let o = Options {
-        probe_url: Some(String::new()),
+        probe_url: Some(""),
         ..Options::default()
     };
     assert_eq!(err(o).option, "probe");

@@ -96,11 +96,11 @@ fn config_of(o: &Options) -> Result<Config, JsValue> {
 /// Builds the options from what the JavaScript half read: `numbers[i]` counts only where bit `i` of `given`
 /// is set; booleans are 0 or 1, and `reconnect` and `jitter` the index of their name. The JavaScript half has
 /// checked the JavaScript types; every value is checked here.
-fn read_options(
+fn read_options<'a>(
     numbers: &JsValue,
     given: u32,
-    strings: [Option<String>; 4],
-) -> Result<(Options, Config), JsValue> {
+    strings: [Option<&'a str>; 4],
+) -> Result<(Options<'a>, Config), JsValue> {
     let [last_event_id_param, retry_hint_event, heartbeat_event, probe_url] = strings;
     let d = Options::default();
     let n = Given { numbers, given };
@@ -155,12 +155,12 @@ impl Shell {
         text: &str,
         start: bool,
     ) -> Result<Shell, JsValue> {
-        let mut strings: [Option<String>; 5] = Default::default();
+        let mut strings: [Option<&str>; 5] = Default::default();
         let mut rest = text;
         for (i, slot) in strings.iter_mut().enumerate() {
             let end = rest.bytes().position(|b| b == 0).unwrap_or(rest.len());
             if given & (1 << (16 + i)) != 0 {
-                *slot = Some(rest.get(..end).unwrap_or("").into());
+                *slot = Some(rest.get(..end).unwrap_or(""));
             }
             rest = rest.get(end + 1..).unwrap_or("");
         }
@@ -169,11 +169,11 @@ impl Shell {
         let settings = Settings {
             transport: shell::Transport::Events,
             with_credentials: o.with_credentials,
-            param: o.last_event_id_param,
+            param: o.last_event_id_param.map(String::from),
         };
         let shared = Shared::new(config, settings, link);
         if let Some(id) = resume_from {
-            shared.get_mut().machine.resume_from(id);
+            shared.get_mut().machine.resume_from(id.into());
         }
         if start {
             shared.start()?;
