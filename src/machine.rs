@@ -22,7 +22,7 @@
 //! use managed_eventsource::ladder::SplitMix64;
 //!
 //! let mut m = Machine::new(Config::default(), SplitMix64::new(1));
-//! assert_eq!(m.handle(Input::Start), [Command::OpenSource { resume_from: None }, Command::Status(Status::Connecting)]);
+//! assert_eq!(m.handle(Input::Start), [Command::OpenSource { resume: false }, Command::Status(Status::Connecting)]);
 //! let cmds = m.handle(Input::Failed { browser_gave_up: true });
 //! assert_eq!(cmds[0], Command::CloseSource);
 //! assert!(matches!(cmds[2], Command::ArmTimer { ms } if ms <= 1000));
@@ -125,12 +125,13 @@ pub enum Input {
 }
 
 /// Something for the shell to do, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
-    /// Create a new `EventSource`. `resume_from` is the last event id to put in the URL, if any.
+    /// Create a new `EventSource`. With `resume`, the URL carries [`Machine::resumed_from`] in the
+    /// `lastEventIdParam` query parameter.
     OpenSource {
-        /// The id for the `lastEventIdParam` query parameter.
-        resume_from: Option<String>,
+        /// Whether the URL carries the id this connection resumes from.
+        resume: bool,
     },
     /// Close the current `EventSource` and drop its listeners.
     CloseSource,
@@ -292,6 +293,12 @@ pub struct Machine<R> {
 }
 
 impl<R: Random> Machine<R> {
+    /// The id the live (or last) source resumed from: what [`Command::OpenSource`] with `resume` puts in
+    /// its URL.
+    pub fn resumed_from(&self) -> &str {
+        &self.resumed_from
+    }
+
     /// A machine that has not started.
     pub fn new(config: Config, rng: R) -> Self {
         Machine {
@@ -617,12 +624,12 @@ impl<R: Random> Machine<R> {
     fn open(&mut self, out: &mut Vec<Command>) {
         let first = self.phase == Phase::Idle;
         let id = &self.last_event_id;
-        let mut resume_from = None;
-        // A first connection has no id to carry, unless it takes over from another (see `resume_from`).
+        let mut resume = false;
+        // A first connection has no id to carry, unless it takes over from another (see [`Machine::resume_from`]).
         if self.config.resume && !id.is_empty() {
             let encoded_len = crate::resume::encoded_len(id);
             if encoded_len <= MAX_RESUME_ID {
-                resume_from = Some(id.clone());
+                resume = true;
             } else {
                 out.push(Command::ResumeIdDropped {
                     encoded_len: encoded_len.min(u32::MAX as usize) as u32,
@@ -631,7 +638,7 @@ impl<R: Random> Machine<R> {
         }
         self.resumed_from = self.last_event_id.clone();
         self.phase = Phase::Connecting;
-        out.push(Command::OpenSource { resume_from });
+        out.push(Command::OpenSource { resume });
         if self.config.connect_timeout_ms > 0 {
             self.watchdog = true;
             out.push(Command::ArmWatchdog {

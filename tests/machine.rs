@@ -78,7 +78,7 @@ fn an_error_closes_reports_then_schedules() {
     assert_eq!(m.ready_state(), 0, "waiting still reads as CONNECTING");
     assert_eq!(
         m.handle(Input::TimerFired),
-        [Command::OpenSource { resume_from: None }]
+        [Command::OpenSource { resume: false }]
     );
 }
 
@@ -154,7 +154,7 @@ fn gives_up_after_max_attempts_with_exactly_that_many() {
     assert_eq!(
         cmds,
         [
-            Command::OpenSource { resume_from: None },
+            Command::OpenSource { resume: false },
             Command::Status(Status::Reconnecting)
         ]
     );
@@ -232,7 +232,7 @@ fn offline_pauses_the_timer_until_online() {
     assert!(m.handle(Input::TimerFired).is_empty());
     assert_eq!(m.status(), Status::Reconnecting);
     let cmds = m.handle(Input::Online);
-    assert_eq!(cmds, [Command::OpenSource { resume_from: None }]);
+    assert_eq!(cmds, [Command::OpenSource { resume: false }]);
 }
 
 #[test]
@@ -281,7 +281,7 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
     let mut m = resuming();
     assert_eq!(
         m.handle(Input::Start)[0],
-        Command::OpenSource { resume_from: None }
+        Command::OpenSource { resume: false }
     );
     m.handle(Input::Opened);
     // No id yet: nothing to carry.
@@ -289,7 +289,7 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
     m.handle(FAIL);
     assert_eq!(
         m.handle(Input::TimerFired)[0],
-        Command::OpenSource { resume_from: None }
+        Command::OpenSource { resume: false }
     );
     m.handle(Input::Opened);
     m.handle(seen("41", "42"));
@@ -297,10 +297,9 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
     m.handle(FAIL);
     assert_eq!(
         m.handle(Input::TimerFired)[0],
-        Command::OpenSource {
-            resume_from: Some("42".into())
-        }
+        Command::OpenSource { resume: true }
     );
+    assert_eq!(m.resumed_from(), "42");
     // A reconnect's source starts with no id of its own: events without one keep the position.
     m.handle(Input::Opened);
     m.handle(seen("", ""));
@@ -314,7 +313,7 @@ fn reconnects_carry_the_last_event_id_and_the_first_connection_none() {
     m.handle(FAIL);
     assert_eq!(
         m.handle(Input::TimerFired)[0],
-        Command::OpenSource { resume_from: None }
+        Command::OpenSource { resume: false }
     );
     assert_eq!(m.last_event_id(), "7");
 }
@@ -423,7 +422,7 @@ fn retry_now_reconnects_an_open_stream() {
         m.handle(Input::RetryNow),
         [
             Command::CloseSource,
-            Command::OpenSource { resume_from: None },
+            Command::OpenSource { resume: false },
             Command::Status(Status::Reconnecting)
         ]
     );
@@ -470,7 +469,7 @@ fn an_empty_id_field_resets_the_last_event_id() {
     m.handle(FAIL);
     assert_eq!(
         m.handle(Input::TimerFired)[0],
-        Command::OpenSource { resume_from: None }
+        Command::OpenSource { resume: false }
     );
 }
 
@@ -486,7 +485,7 @@ fn an_oversized_id_reconnects_without_it_and_says_so() {
             Command::ResumeIdDropped {
                 encoded_len: MAX_RESUME_ID as u32 + 1
             },
-            Command::OpenSource { resume_from: None }
+            Command::OpenSource { resume: false }
         ]
     );
     // The limit is on the encoded length: 1,366 non-ASCII bytes encode to more than 4,096.
@@ -503,10 +502,9 @@ fn an_oversized_id_reconnects_without_it_and_says_so() {
     m.handle(FAIL);
     assert_eq!(
         m.handle(Input::TimerFired)[0],
-        Command::OpenSource {
-            resume_from: Some(fits)
-        }
+        Command::OpenSource { resume: true }
     );
+    assert_eq!(m.resumed_from(), fits);
 }
 
 // ---- the status probe, the stall watchdog, minimum uptime, sleep (issue 12) ------------------------------
@@ -571,7 +569,7 @@ fn a_probe_that_finds_401_or_403_waits_for_reconnect_now() {
         assert!(!m.timer_armed());
         assert_eq!(
             m.handle(Input::RetryNow)[0],
-            Command::OpenSource { resume_from: None }
+            Command::OpenSource { resume: false }
         );
     }
 }
@@ -813,7 +811,7 @@ fn a_connect_timeout_fails_an_attempt_that_never_opens() {
     assert_eq!(
         cmds,
         [
-            Command::OpenSource { resume_from: None },
+            Command::OpenSource { resume: false },
             Command::ArmWatchdog { ms: 500 },
             Command::Status(Status::Connecting)
         ]
@@ -844,7 +842,7 @@ fn a_stream_the_server_ended_waits_for_reconnect_now() {
     assert!(m.handle(Input::Online).is_empty());
     assert_eq!(
         m.handle(Input::RetryNow)[0],
-        Command::OpenSource { resume_from: None }
+        Command::OpenSource { resume: false }
     );
 }
 
@@ -1000,7 +998,7 @@ proptest! {
             }
             for c in &cmds {
                 match c {
-                    Command::OpenSource { resume_from } => {
+                    Command::OpenSource { resume } => {
                         prop_assert!(!closed, "opened after Close");
                         prop_assert!(!gave_up || matches!(input, Input::RetryNow | Input::PageVisible | Input::Online),
                             "woke from failed on {:?}", input);
@@ -1008,9 +1006,9 @@ proptest! {
                         prop_assert!(!ended || matches!(input, Input::RetryNow), "woke from a server's end on {:?}", input);
                         shell.sources += 1;
                         resumed_from = last_id.clone();
-                        if let Some(id) = resume_from {
+                        if *resume {
                             prop_assert!(config.resume);
-                            prop_assert_eq!(id, &last_id);
+                            prop_assert_eq!(m.resumed_from(), &last_id);
                         }
                     }
                     Command::CloseSource => { prop_assert_eq!(shell.sources, 1); shell.sources -= 1; }
@@ -1099,9 +1097,8 @@ fn a_client_taking_over_resumes_on_its_first_connection() {
     m.resume_from("41".into());
     assert_eq!(
         m.handle(Input::Start)[0],
-        Command::OpenSource {
-            resume_from: Some("41".into())
-        }
+        Command::OpenSource { resume: true }
     );
+    assert_eq!(m.resumed_from(), "41");
     assert_eq!(m.last_event_id(), "41");
 }

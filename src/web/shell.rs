@@ -81,7 +81,7 @@ pub(crate) struct Core {
     timer: Option<Timer>,
     page: Option<Page>,
     /// Commands not yet carried out; `head` is the next.
-    queue: Vec<Option<Command>>,
+    queue: Vec<Command>,
     head: usize,
     draining: bool,
     /// An exception from opening the first source, rethrown by the constructor.
@@ -217,10 +217,9 @@ impl Shared {
         self.sync_ids();
         {
             let mut core = self.get_mut();
-            let mut out = Vec::new();
+            let core = &mut *core;
             core.machine.set_now(js::now());
-            core.machine.handle_into(input, &mut out);
-            core.queue.extend(out.into_iter().map(Some));
+            core.machine.handle_into(input, &mut core.queue);
             if core.draining {
                 return;
             }
@@ -231,14 +230,13 @@ impl Shared {
                 let mut core = self.get_mut();
                 let core = &mut *core;
                 let mut next = None;
-                while let Some(slot) = core.queue.get_mut(core.head) {
+                while let Some(&command) = core.queue.get(core.head) {
                     core.head += 1;
-                    next = slot.take();
                     // A callback closed the client: news queued before that is stale; effects still run.
-                    if !(core.machine.closed() && next.as_ref().is_some_and(is_stale_news)) {
+                    if !(core.machine.closed() && is_stale_news(&command)) {
+                        next = Some(command);
                         break;
                     }
-                    next = None;
                 }
                 if next.is_none() {
                     core.queue.clear();
@@ -279,7 +277,7 @@ impl Shared {
 
     fn exec(self: &Rc<Self>, command: Command) {
         match command {
-            Command::OpenSource { resume_from } => self.open(resume_from),
+            Command::OpenSource { resume } => self.open(resume),
             Command::CloseSource => {
                 let old = {
                     let mut core = self.get_mut();
@@ -343,13 +341,15 @@ impl Shared {
         }
     }
 
-    fn open(self: &Rc<Self>, resume_from: Option<String>) {
+    fn open(self: &Rc<Self>, resume: bool) {
         let Some(link) = self.link() else { return };
         let source = js::url_of(&link).and_then(|base| {
             let (url, with_credentials) = {
                 let core = self.get();
-                let url = match (&core.settings.param, resume_from) {
-                    (Some(param), Some(id)) => resume::with_param(&base, param, &id),
+                let url = match &core.settings.param {
+                    Some(param) if resume => {
+                        resume::with_param(&base, param, core.machine.resumed_from())
+                    }
                     _ => base,
                 };
                 (url, core.settings.with_credentials)
