@@ -626,6 +626,38 @@ async fn bad_input_throws_a_typed_error_naming_the_problem() {
         let msg: String = e.unchecked_into::<js_sys::Error>().message().into();
         assert!(msg.contains(name), "{options}: {msg}");
     }
+    // The words are the core's (`OptionError::message`), which the JavaScript half puts together.
+    use managed_eventsource::options::Options;
+    let core = [
+        (
+            "{ baseMs: -1 }",
+            Options {
+                base_ms: -1.0,
+                ..Options::default()
+            },
+        ),
+        (
+            "{ factor: 0.5 }",
+            Options {
+                factor: 0.5,
+                ..Options::default()
+            },
+        ),
+        (
+            "{ heartbeatEvent: 'open' }",
+            Options {
+                heartbeat_event: Some("open"),
+                ..Options::default()
+            },
+        ),
+    ];
+    for (options, o) in core {
+        let msg: String = error_of(options)
+            .unchecked_into::<js_sys::Error>()
+            .message()
+            .into();
+        assert_eq!(msg, o.validate().unwrap_err().message(), "{options}");
+    }
     // A URL is converted to a string as EventSource converts it; a Symbol cannot be.
     let e = ManagedEventSource::new(obj("Symbol('url')"), None)
         .err()

@@ -58,8 +58,8 @@ export const guard = (f) =>
     }
   };
 
-/** The error Rust throws for an invalid option: a RangeError or a TypeError. */
-export const error = (range, message) => new (range ? RangeError : TypeError)(message);
+/** The error Rust throws for an invalid option: a RangeError or a TypeError, worded as OptionError::message. */
+export const error = (range, option, rule) => new (range ? RangeError : TypeError)(PREFIX + 'option ' + option + ' ' + rule);
 
 // ---- the per-event path ---------------------------------------------------------------------------------
 

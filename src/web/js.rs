@@ -42,8 +42,9 @@ extern "C" {
     pub(crate) fn now() -> f64;
     /// Reports an error as the browser reports one thrown by a listener. Never throws.
     pub(crate) fn report(e: &JsValue);
-    /// A `RangeError` (`range`) or a `TypeError` with `message`.
-    pub(crate) fn error(range: bool, message: &str) -> JsValue;
+    /// A `RangeError` (`range`) or a `TypeError` saying that `option` breaks `rule` (see
+    /// [`crate::options::OptionError::message`], whose words it uses).
+    pub(crate) fn error(range: bool, option: &str, rule: &str) -> JsValue;
 }
 
 /// What a connection is made of.

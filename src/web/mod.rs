@@ -23,7 +23,7 @@ use crate::options::{ErrorKind, OptionError, Options, Reconnect};
 use shell::{Settings, Shared};
 
 fn throw(e: OptionError) -> JsValue {
-    js::error(e.kind == ErrorKind::Range, &e.message())
+    js::error(e.kind == ErrorKind::Range, e.option, e.rule)
 }
 
 /// The positions of the numeric options in `Shell::new`'s `numbers` (the order of `NUMBERS` in `api.js`).
@@ -216,9 +216,10 @@ impl Shell {
 
     /// The last event id.
     #[wasm_bindgen(js_name = lastEventId)]
-    pub fn last_event_id(&self) -> String {
+    pub fn last_event_id(&self) -> JsValue {
         self.shared.sync_ids();
-        self.shared.get().machine.last_event_id().into()
+        // A string made from the borrowed id: no copy to hand over, as returning a `String` would make.
+        JsValue::from_str(self.shared.get().machine.last_event_id())
     }
 }
 
