@@ -12,7 +12,6 @@ mod storm;
 #[cfg(feature = "demo")]
 pub use storm::StormSim;
 
-use alloc::rc::Rc;
 use alloc::string::String;
 
 use wasm_bindgen::prelude::*;
@@ -135,7 +134,7 @@ fn read_options<'a>(
 /// The Rust half of one stream. Not part of the public API: `ManagedEventSource` (in `api.js`) holds one.
 #[wasm_bindgen]
 pub struct Shell {
-    shared: Rc<Shared>,
+    shared: Shared,
 }
 
 #[wasm_bindgen]

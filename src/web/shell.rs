@@ -7,9 +7,10 @@
 //! reference, as a native `EventSource` does; closing lets both go.
 //!
 //! Reentrancy: commands go through a queue drained in order. No `RefCell` borrow is held while user code
-//! runs, so `close()` and `reconnectNow()` work from inside any callback.
+//! runs, so `close()` and `reconnectNow()` work from inside any callback. Nothing frees the shell while one
+//! of its methods runs (the package has no `free`; the FinalizationRegistry frees it once its JavaScript
+//! object is gone), so [`Shared`] needs no reference count.
 
-use alloc::rc::Rc;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
@@ -119,11 +120,11 @@ impl Shared {
         self.core.borrow_mut()
     }
 
-    pub(crate) fn new(config: Config, settings: Settings, link: JsValue) -> Rc<Shared> {
+    pub(crate) fn new(config: Config, settings: Settings, link: JsValue) -> Shared {
         let mut rng = SplitMix64::new(seed());
         // Mix once so that nearby seeds do not start nearby.
         let _ = rng.next_u64();
-        Rc::new(Shared {
+        Shared {
             core: RefCell::new(Core {
                 machine: Machine::new(config, rng),
                 settings,
@@ -139,11 +140,11 @@ impl Shared {
                 silent: false,
                 closing: None,
             }),
-        })
+        }
     }
 
     /// Starts: the first connection, then the page listeners. Returns what opening the first source threw.
-    pub(crate) fn start(self: &Rc<Self>) -> Result<(), JsValue> {
+    pub(crate) fn start(&self) -> Result<(), JsValue> {
         self.feed(Input::Start);
         let open_error = self.get_mut().open_error.take();
         if let Some(e) = open_error {
@@ -160,7 +161,7 @@ impl Shared {
     }
 
     /// One input from the JavaScript half.
-    pub(crate) fn input(self: &Rc<Self>, code: u32, arg: f64) {
+    pub(crate) fn input(&self, code: u32, arg: f64) {
         let input = match code {
             input::OPENED => Input::Opened,
             input::FAILED => Input::Failed {
@@ -213,7 +214,7 @@ impl Shared {
     }
 
     /// Feeds one input and carries out what the machine says, in order.
-    pub(crate) fn feed(self: &Rc<Self>, input: Input) {
+    pub(crate) fn feed(&self, input: Input) {
         self.sync_ids();
         {
             let mut core = self.get_mut();
@@ -275,7 +276,7 @@ impl Shared {
         }
     }
 
-    fn exec(self: &Rc<Self>, command: Command) {
+    fn exec(&self, command: Command) {
         match command {
             Command::OpenSource { resume } => self.open(resume),
             Command::CloseSource => {
@@ -341,7 +342,7 @@ impl Shared {
         }
     }
 
-    fn open(self: &Rc<Self>, resume: bool) {
+    fn open(&self, resume: bool) {
         let Some(link) = self.link() else { return };
         let source = js::url_of(&link).and_then(|base| {
             let (url, with_credentials) = {
@@ -406,7 +407,7 @@ impl Shared {
 
     /// A socket closed with `code`; `clean` when it closed with a handshake.
     #[cfg(feature = "websocket")]
-    pub(crate) fn socket_closed(self: &Rc<Self>, code: u16, clean: bool) {
+    pub(crate) fn socket_closed(&self, code: u16, clean: bool) {
         let close = match &self.get().settings.transport {
             Transport::Socket { codes, .. } => crate::socket::after_close(clean, code, codes),
             Transport::Events => return,
