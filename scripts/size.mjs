@@ -76,9 +76,8 @@ function breakdown() {
   if (!which('twiggy') || !existsSync(join(work, 'named.wasm'))) return null;
   const out = execFileSync('twiggy', ['top', '-n', '100000', '-f', 'csv', join(work, 'named.wasm')], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const groups = [
-    ['the state machine and the ladder (machine.rs, ladder.rs)', /managed_eventsource::(machine|ladder)::/],
+    ['the state machine and the ladder (machine.rs, ladder.rs, resume.rs)', /managed_eventsource::(machine|ladder|resume)::/],
     ['option checks (options.rs, read_options)', /managed_eventsource::(options|web::read_options)/],
-    ['reconnect URLs (resume.rs)', /managed_eventsource::resume::/],
     ['the shell: Shell::new, feed, the other exports (web/)', /managed_eventsource::web::|^"?shell_|^"?__wbg_shell/],
     ['allocator and collections (lol_alloc, alloc)', /lol_alloc|alloc::|alloc\[|__rust_(alloc|realloc|dealloc)|__wbindgen_(malloc|realloc|free)/],
     ["wasm-bindgen's runtime (externref table, conversions)", /wasm_bindgen|__externref|__wbindgen|js_sys|getrandom/],

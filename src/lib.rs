@@ -11,7 +11,7 @@
 //! | [`ladder`] | the backoff ladder: strategies, caps, attempts; randomness passed in |
 //! | [`machine`] | the reconnect state machine, sans-IO: inputs in, commands out |
 //! | [`options`] | the options model, its defaults and its validation |
-//! | [`resume`] | the URL of a reconnect, carrying the last event id |
+//! | [`resume`] | how long the last event id is in a reconnect URL (the JavaScript half writes the URL) |
 //! | [`socket`] | WebSocket policy: which closes reconnect, the queue of messages sent while disconnected |
 //! | [`storm`] | a population simulator that runs the same ladder for many clients |
 //! | `web` | (wasm32 only) the browser shell under `ManagedEventSource` and `createManagedStream` |

@@ -580,6 +580,20 @@ async fn a_thousand_reconnect_cycles_leave_no_listener_and_no_memory_behind() {
     figure("cycles.per_second", format!("{:.0}", 1000.0 / seconds)).await;
 }
 
+#[wasm_bindgen_test]
+fn the_machine_measures_an_id_as_the_javascript_half_encodes_it() {
+    // The machine drops an id longer than MAX_RESUME_ID bytes once encoded (resume::encoded_len); the
+    // JavaScript half writes it with encodeURIComponent. The two must count alike.
+    for id in ["42", "a b&c=d/e?f#g", "AZaz09-_.!~*'()", "é€😀", "%+", ""] {
+        let js: String = js_sys::encode_uri_component(id).into();
+        assert_eq!(
+            managed_eventsource::resume::encoded_len(id),
+            js.len(),
+            "{id}"
+        );
+    }
+}
+
 fn error_of(options: &str) -> JsValue {
     match ManagedEventSource::new(url("bad"), Some(obj(options))) {
         Ok(es) => {

@@ -283,20 +283,56 @@ export const notify = guard(function notify(link, what, a, b) {
   }
 });
 
-/** Browsers refuse a URL of about 2 MB (Chromium); longer ones are refused here, before they reach wasm. */
+/** Browsers refuse a URL of about 2 MB (Chromium); longer ones are refused here. */
 const MAX_URL = 1 << 21;
 
-/** The base URL of the next attempt: the URL given, or what the URL function returns now. Throws (Rust
- * catches it) what a URL function throws, or a RangeError for a URL no browser would request. */
-export function urlOf(link) {
+/**
+ * The URL of the next attempt: the URL given, or what the URL function returns now, carrying `id` (the
+ * last event id, when Rust decides this attempt resumes with it) in the `lastEventIdParam` parameter.
+ * Throws (Rust catches it) what a URL function throws, or a RangeError for a URL no browser would request.
+ */
+export function urlOf(link, id) {
   let u = link.url;
   if (typeof u === 'function') {
     u = u();
     if (u == null) fail('the url function must return a string or a URL');
     u = `${u}`;
   }
+  if (id !== undefined) u = withParam(u, link.lp, id);
   if (u.length > MAX_URL) throw new RangeError(`${PREFIX}the url is ${u.length} characters long; browsers refuse more than ${MAX_URL}`);
   return u;
+}
+
+// The reconnect URL (seed 003): a new EventSource cannot send a Last-Event-ID header, so with the option
+// lastEventIdParam the id travels in the query string. Rust decides whether an attempt carries it, and
+// which id (the machine's, at most 4096 bytes once encoded: `resume::encoded_len`); this writes it in.
+
+/** encodeURIComponent, with a lone surrogate (which it refuses) read as U+FFFD, as a USVString is. */
+const encode = (s) => encodeURIComponent(s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD'));
+
+/**
+ * A query key as encodeURIComponent would write the bytes it stands for: `+` is a space, `%XX` a byte
+ * (written back in capitals, or as the character for one it leaves alone), a malformed escape as it is.
+ * Two keys name the same parameter when these agree.
+ */
+const canonical = (key) =>
+  key.replace(/%([0-9a-f]{2})|./gisu, (m, hex) => {
+    if (!hex) return m === '+' ? '%20' : encode(m);
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return /[\w.!~*'()-]/.test(c) ? c : '%' + hex.toUpperCase();
+  });
+
+/**
+ * `url` with the query parameter `name=value`: added with `?` or `&`, name and value encoded as
+ * encodeURIComponent encodes them, any parameter already named `name` (however it is encoded, with or
+ * without a value) replaced rather than repeated, empty parts dropped, and the fragment kept.
+ */
+export function withParam(url, name, value) {
+  const hash = url.includes('#') ? url.indexOf('#') : url.length;
+  const [path, query = ''] = url.slice(0, hash).split(/\?(.*)/s);
+  const key = encode(name);
+  const kept = query.split('&').filter((pair) => pair !== '' && canonical(pair.split('=')[0]) !== key);
+  return path + '?' + [...kept, key + '=' + encode(value)].join('&') + url.slice(hash);
 }
 
 // What a server says about waiting. Rust takes the delays as numbers, and decides what they change (a hint
@@ -584,8 +620,8 @@ function start(me, url, options, st) {
   const link = linkOf(me, url, st);
   link.until = until ?? null;
   link.cred = values[0] === 1;
-  // As Rust checks them: the shell reads none of these three back.
-  [, link.hint, link.beat, link.pu] = strings;
+  // As Rust checks them: the shell reads none of these back.
+  [link.lp, link.hint, link.beat, link.pu] = strings;
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
   const make = (from, start = true) => hooks.shell(link, values, from == null ? given : given | (1 << 20), text + '\0' + (from ?? ''), start);

@@ -22,9 +22,10 @@ extern "C" {
     pub(crate) fn event_id(connection: &JsValue, which: u32) -> Option<String>;
     /// Calls the user's callbacks. Never throws.
     pub(crate) fn notify(link: &JsValue, what: u32, a: u32, b: u32);
-    /// The base URL of the next attempt; throws what a URL function throws.
+    /// The URL of the next attempt, carrying `resume_from` in the `lastEventIdParam` parameter if given;
+    /// throws what a URL function throws.
     #[wasm_bindgen(catch, js_name = urlOf)]
-    pub(crate) fn url_of(link: &JsValue) -> Result<String, JsValue>;
+    pub(crate) fn url_of(link: &JsValue, resume_from: Option<&str>) -> Result<JsValue, JsValue>;
     /// `setTimeout(() => shell.input(what), ms)`.
     fn arm(link: &JsValue, ms: u32, what: u32) -> JsValue;
     fn disarm(id: &JsValue);
@@ -45,6 +46,29 @@ extern "C" {
     /// A `RangeError` (`range`) or a `TypeError` saying that `option` breaks `rule` (see
     /// [`crate::options::OptionError::message`], whose words it uses).
     pub(crate) fn error(range: bool, option: &str, rule: &str) -> JsValue;
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// An `EventSource` made from a URL that stays a JavaScript string: web-sys's constructors take a
+    /// `&str`, which would copy the URL into wasm memory and back.
+    #[wasm_bindgen(extends = EventSource, js_name = EventSource)]
+    pub(crate) type NewSource;
+    /// `new EventSource(url, init)`; throws a `SyntaxError` for an invalid URL.
+    #[wasm_bindgen(catch, constructor, js_class = "EventSource")]
+    pub(crate) fn new(url: &JsValue, init: &web_sys::EventSourceInit)
+        -> Result<NewSource, JsValue>;
+}
+
+#[cfg(feature = "websocket")]
+#[wasm_bindgen]
+extern "C" {
+    /// A `WebSocket` made from a URL that stays a JavaScript string (see [`NewSource`]).
+    #[wasm_bindgen(extends = web_sys::WebSocket, js_name = WebSocket)]
+    pub(crate) type NewSocket;
+    /// `new WebSocket(url, protocols)`; throws a `SyntaxError` for an invalid URL or subprotocol.
+    #[wasm_bindgen(catch, constructor, js_class = "WebSocket")]
+    pub(crate) fn new(url: &JsValue, protocols: &JsValue) -> Result<NewSocket, JsValue>;
 }
 
 /// What a connection is made of.

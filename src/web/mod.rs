@@ -12,8 +12,6 @@ mod storm;
 #[cfg(feature = "demo")]
 pub use storm::StormSim;
 
-use alloc::string::String;
-
 use wasm_bindgen::prelude::*;
 
 use crate::ladder::Strategy;
@@ -168,7 +166,6 @@ impl Shell {
         let settings = Settings {
             transport: shell::Transport::Events,
             with_credentials: o.with_credentials,
-            param: o.last_event_id_param.map(String::from),
         };
         let shared = Shared::new(config, settings, link);
         if let Some(id) = resume_from {
@@ -304,7 +301,6 @@ impl Shell {
                 outbox: Outbox::new(queue),
             },
             with_credentials: false,
-            param: None,
         };
         let shared = Shared::new(config, settings, link);
         shared.start()?;
@@ -323,7 +319,7 @@ impl Shell {
 
     /// `close(code, reason)`: `code` 0 for none. The JavaScript half has checked both.
     #[wasm_bindgen(js_name = closeWith)]
-    pub fn close_with(&self, code: u16, reason: String) {
+    pub fn close_with(&self, code: u16, reason: alloc::string::String) {
         if code != 0 {
             self.shared.get_mut().closing = Some((code, reason));
         }

@@ -16,12 +16,11 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use wasm_bindgen::JsValue;
-use web_sys::{EventSource, EventSourceInit};
+use web_sys::EventSourceInit;
 
 use super::js::{self, Connection, Page, Source, Timer};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Config, Input, Machine, Status};
-use crate::resume;
 
 /// Inputs from the JavaScript half (`Shell.input`); the same numbers as at the top of `api.js`.
 pub(crate) mod input {
@@ -67,8 +66,6 @@ pub(crate) struct Settings {
     #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub transport: Transport,
     pub with_credentials: bool,
-    /// `lastEventIdParam`.
-    pub param: Option<String>,
 }
 
 pub(crate) struct Core {
@@ -344,19 +341,12 @@ impl Shared {
 
     fn open(&self, resume: bool) {
         let Some(link) = self.link() else { return };
-        let source = js::url_of(&link).and_then(|base| {
-            let (url, with_credentials) = {
-                let core = self.get();
-                let url = match &core.settings.param {
-                    Some(param) if resume => {
-                        resume::with_param(&base, param, core.machine.resumed_from())
-                    }
-                    _ => base,
-                };
-                (url, core.settings.with_credentials)
-            };
-            self.connect(&url, with_credentials)
-        });
+        // The id this attempt carries, copied out of the machine: the URL function is user code, which
+        // may call back into the shell.
+        let id: Option<String> = resume.then(|| self.get().machine.resumed_from().into());
+        let with_credentials = self.get().settings.with_credentials;
+        let source =
+            js::url_of(&link, id.as_deref()).and_then(|url| self.connect(&url, with_credentials));
         let source = match source {
             Ok(s) => s,
             Err(e) => {
@@ -395,14 +385,14 @@ impl Shared {
     }
 
     /// A new source for `url`.
-    fn connect(&self, url: &str, with_credentials: bool) -> Result<Source, JsValue> {
+    fn connect(&self, url: &JsValue, with_credentials: bool) -> Result<Source, JsValue> {
         #[cfg(feature = "websocket")]
         if let Transport::Socket { protocols, .. } = &self.get().settings.transport {
-            return web_sys::WebSocket::new_with_str_sequence(url, protocols).map(Source::Socket);
+            return js::NewSocket::new(url, protocols).map(|ws| Source::Socket(ws.into()));
         }
         let init = EventSourceInit::new();
         init.set_with_credentials(with_credentials);
-        EventSource::new_with_event_source_init_dict(url, &init).map(Source::Events)
+        js::NewSource::new(url, &init).map(|es| Source::Events(es.into()))
     }
 
     /// A socket closed with `code`; `clean` when it closed with a handshake.

@@ -1,7 +1,7 @@
 // Issue 12: fatal or transient. The status probe, the stall watchdog, until, minUptimeMs and the
 // back-forward cache, against the fault-injecting server.
 import { ManagedEventSource, createManagedStream } from '/pkg/index.js';
-import { hintMs, retryAfterMs } from '/src/web/api.js';
+import { hintMs, retryAfterMs, withParam } from '/src/web/api.js';
 import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch } from './lib.mjs';
 
 const opts = { jitter: 'none', baseMs: 50, maxMs: 200, probe: true };
@@ -114,6 +114,42 @@ test("Retry-After and retry hints are read as RFC 9110 and the retry field have 
   eq(hintMs('0'), 0);
   eq(hintMs('99999999999999'), 99999999999999, 'the shell reads it as the longest delay there is');
   for (const bad of ['', ' ', '-5', '1.5', '5s', '1e3', 'NaN', 'abc', '0x10', '\u00a05', '５']) eq(hintMs(bad), -1, `hint ${JSON.stringify(bad)}`);
+});
+
+test('the reconnect URL: the id is added, encoded, replaces a parameter of the same name, and the rest is kept', () => {
+  // Added with ? or &; empty parts dropped, not doubled.
+  eq(withParam('/feed', 'lastEventId', '42'), '/feed?lastEventId=42');
+  eq(withParam('/feed?a=1', 'lastEventId', '42'), '/feed?a=1&lastEventId=42');
+  eq(withParam('https://x.test:8080/a/b?a=1&b=2', 'lastEventId', '42'), 'https://x.test:8080/a/b?a=1&b=2&lastEventId=42');
+  eq(withParam('/feed?', 'id', '1'), '/feed?id=1');
+  eq(withParam('/feed?a=1&', 'id', '1'), '/feed?a=1&id=1');
+  eq(withParam('/feed?&&a=1', 'id', '1'), '/feed?a=1&id=1');
+  // Name and value encoded as encodeURIComponent encodes them; a lone surrogate as U+FFFD.
+  eq(withParam('/f', 'last id', 'a&b=c/d?é'), '/f?last%20id=a%26b%3Dc%2Fd%3F%C3%A9');
+  eq(withParam('/f', "AZaz09-_.!~*'()", '#%+ '), "/f?AZaz09-_.!~*'()=%23%25%2B%20");
+  eq(withParam('/f', '\uD800x', '\uDC00'), '/f?%EF%BF%BDx=%EF%BF%BD');
+  // An existing parameter of the same name is replaced, however it is spelled, with or without a value.
+  eq(withParam('/f?lastEventId=1', 'lastEventId', '2'), '/f?lastEventId=2');
+  eq(withParam('/f?a=1&lastEventId=1&b=2', 'lastEventId', '2'), '/f?a=1&b=2&lastEventId=2');
+  eq(withParam('/f?lastEventId=1&lastEventId=5', 'lastEventId', '2'), '/f?lastEventId=2');
+  eq(withParam('/f?last%20id=1', 'last id', '2'), '/f?last%20id=2');
+  eq(withParam('/f?last+id=1', 'last id', '2'), '/f?last%20id=2');
+  eq(withParam('/f?lastEventId', 'lastEventId', '2'), '/f?lastEventId=2');
+  eq(withParam('/f?%6c%61st=1', 'last', '2'), '/f?last=2');
+  eq(withParam('/f?%C3%A9=1&%c3%a9=2&é=3', 'é', '9'), '/f?%C3%A9=9');
+  // Malformed escapes are read as they are.
+  eq(withParam('/f?100%=1', '100%', '2'), '/f?100%25=2');
+  eq(withParam('/f?%zz%4=1', '%zz%4', '2'), '/f?%25zz%254=2');
+  eq(withParam('/f?%%41=1', '%A', '2'), '/f?%25A=2');
+  // A parameter whose name only starts the same is kept; the fragment is kept.
+  eq(withParam('/f?lastEventIdx=1', 'lastEventId', '2'), '/f?lastEventIdx=1&lastEventId=2');
+  eq(withParam('/f#top', 'id', '7'), '/f?id=7#top');
+  eq(withParam('/f?a=1#x?y=2', 'id', '7'), '/f?a=1&id=7#x?y=2');
+  eq(withParam('/f?a=1?b#c#d', 'id', '1'), '/f?a=1?b&id=1#c#d');
+  // Repeated reconnects never grow the URL.
+  let u = '/f?a=1';
+  for (let i = 0; i < 100; i++) u = withParam(u, 'lastEventId', String(i));
+  eq(u, '/f?a=1&lastEventId=99');
 });
 
 test('probe: a 500 takes the ladder as usual; a probe URL of its own', async () => {
