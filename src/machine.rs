@@ -293,12 +293,6 @@ pub struct Machine<R> {
 }
 
 impl<R: Random> Machine<R> {
-    /// The id the live (or last) source resumed from: what [`Command::OpenSource`] with `resume` puts in
-    /// its URL.
-    pub fn resumed_from(&self) -> &str {
-        &self.resumed_from
-    }
-
     /// A machine that has not started.
     pub fn new(config: Config, rng: R) -> Self {
         Machine {
@@ -360,6 +354,12 @@ impl<R: Random> Machine<R> {
     /// reconnects.
     pub fn last_event_id(&self) -> &str {
         &self.last_event_id
+    }
+
+    /// The id the live (or last) source resumed from: what [`Command::OpenSource`] with `resume` puts in
+    /// its URL.
+    pub fn resumed_from(&self) -> &str {
+        &self.resumed_from
     }
 
     /// Whether a source is live (created and not closed).
@@ -625,7 +625,7 @@ impl<R: Random> Machine<R> {
         let first = self.phase == Phase::Idle;
         let id = &self.last_event_id;
         let mut resume = false;
-        // A first connection has no id to carry, unless it takes over from another (see [`Machine::resume_from`]).
+        // A first connection has no id to carry, unless it takes over from another (see `resume_from`).
         if self.config.resume && !id.is_empty() {
             let encoded_len = crate::resume::encoded_len(id);
             if encoded_len <= MAX_RESUME_ID {
