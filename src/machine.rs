@@ -62,9 +62,24 @@ impl Status {
     }
 }
 
-/// Something that happened.
+/// An event id as the machine holds it. The machine never reads an id's characters: it keeps ids, hands them
+/// back, and measures them for a reconnect URL. Natively (and in the tests) an id is a [`String`]; the
+/// browser shell keeps each id the JavaScript string it arrived as, so that none is copied into wasm.
+pub trait EventId: Clone + Default {
+    /// The id's length once percent-encoded as `encodeURIComponent` encodes it
+    /// ([`crate::resume::encoded_len`]); 0 only for the empty id.
+    fn encoded_len(&self) -> usize;
+}
+
+impl EventId for String {
+    fn encoded_len(&self) -> usize {
+        crate::resume::encoded_len(self)
+    }
+}
+
+/// Something that happened. `I` is the type of an event id (see [`EventId`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Input {
+pub enum Input<I = String> {
     /// Connect for the first time.
     Start,
     /// The current source's `open` event: response headers validated.
@@ -81,9 +96,9 @@ pub enum Input {
     /// while none of its events has carried one, the id it resumed from stands.
     Seen {
         /// The first event's `lastEventId`.
-        first: String,
+        first: I,
         /// The last event's `lastEventId`.
-        last: String,
+        last: I,
     },
     /// The armed reconnect timer fired.
     TimerFired,
@@ -267,17 +282,17 @@ enum Phase {
     Closed,
 }
 
-/// The reconnect state machine. `R` supplies the jitter.
+/// The reconnect state machine. `R` supplies the jitter; `I` is the type of an event id (see [`EventId`]).
 #[derive(Clone, Debug)]
-pub struct Machine<R> {
+pub struct Machine<R, I = String> {
     config: Config,
     ladder: Ladder,
     rng: R,
     phase: Phase,
     status: Option<Status>,
-    last_event_id: String,
+    last_event_id: I,
     /// The id the live source started from: what its events' ids are read against.
-    resumed_from: String,
+    resumed_from: I,
     /// The clock, ms (see [`Machine::set_now`]).
     now: f64,
     /// When the open source opened.
@@ -293,16 +308,23 @@ pub struct Machine<R> {
 }
 
 impl<R: Random> Machine<R> {
-    /// A machine that has not started.
+    /// A machine that has not started, whose event ids are [`String`]s.
     pub fn new(config: Config, rng: R) -> Self {
+        Machine::with_ids(config, rng)
+    }
+}
+
+impl<R: Random, I: EventId> Machine<R, I> {
+    /// A machine that has not started, whose event ids are `I`s.
+    pub fn with_ids(config: Config, rng: R) -> Self {
         Machine {
             config,
             ladder: Ladder::new(config.ladder),
             rng,
             phase: Phase::Idle,
             status: None,
-            last_event_id: String::new(),
-            resumed_from: String::new(),
+            last_event_id: I::default(),
+            resumed_from: I::default(),
             now: 0.0,
             opened_at: 0.0,
             armed_at: 0.0,
@@ -316,7 +338,7 @@ impl<R: Random> Machine<R> {
     /// Starts from `id`, as if the events up to it had been received: the first connection resumes after
     /// it. For a client taking over a stream another one held (sharing across tabs). Before
     /// [`Input::Start`] only.
-    pub fn resume_from(&mut self, id: String) {
+    pub fn resume_from(&mut self, id: I) {
         if self.phase == Phase::Idle {
             self.last_event_id = id;
         }
@@ -352,13 +374,13 @@ impl<R: Random> Machine<R> {
 
     /// The last event id: the browser's record for the live source (see [`Input::Seen`]), kept across
     /// reconnects.
-    pub fn last_event_id(&self) -> &str {
+    pub fn last_event_id(&self) -> &I {
         &self.last_event_id
     }
 
     /// The id the live (or last) source resumed from: what [`Command::OpenSource`] with `resume` puts in
     /// its URL.
-    pub fn resumed_from(&self) -> &str {
+    pub fn resumed_from(&self) -> &I {
         &self.resumed_from
     }
 
@@ -388,14 +410,14 @@ impl<R: Random> Machine<R> {
     }
 
     /// Feeds one input and returns what to do.
-    pub fn handle(&mut self, input: Input) -> Vec<Command> {
+    pub fn handle(&mut self, input: Input<I>) -> Vec<Command> {
         let mut out = Vec::new();
         self.handle_into(input, &mut out);
         out
     }
 
     /// Feeds one input and appends what to do to `out` (no allocation once `out` has capacity).
-    pub fn handle_into(&mut self, input: Input, out: &mut Vec<Command>) {
+    pub fn handle_into(&mut self, input: Input<I>, out: &mut Vec<Command>) {
         if self.phase == Phase::Closed {
             return;
         }
@@ -431,7 +453,7 @@ impl<R: Random> Machine<R> {
             }
             Input::Seen { first, last } => {
                 if self.source_live() {
-                    self.last_event_id = if !first.is_empty() || !last.is_empty() {
+                    self.last_event_id = if first.encoded_len() != 0 || last.encoded_len() != 0 {
                         last
                     } else {
                         self.resumed_from.clone()
@@ -623,11 +645,14 @@ impl<R: Random> Machine<R> {
 
     fn open(&mut self, out: &mut Vec<Command>) {
         let first = self.phase == Phase::Idle;
-        let id = &self.last_event_id;
         let mut resume = false;
         // A first connection has no id to carry, unless it takes over from another (see `resume_from`).
-        if self.config.resume && !id.is_empty() {
-            let encoded_len = crate::resume::encoded_len(id);
+        let encoded_len = if self.config.resume {
+            self.last_event_id.encoded_len()
+        } else {
+            0
+        };
+        if encoded_len != 0 {
             if encoded_len <= MAX_RESUME_ID {
                 resume = true;
             } else {

@@ -77,10 +77,30 @@ impl core::fmt::Display for OptionError {
 
 impl core::error::Error for OptionError {}
 
-/// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`). The strings are
-/// borrowed from the caller: checking them allocates nothing, and the shell copies only what it keeps.
+/// A string option's value as [`Options::validate`] checks it: the rules ask only whether it is empty and
+/// whether it is one of a few names. Natively a `&str`; the browser shell checks the JavaScript strings as
+/// they are, so that none is copied into wasm.
+pub trait Text {
+    /// Whether it is the empty string.
+    fn is_empty(&self) -> bool;
+    /// Whether it is `name`.
+    fn is(&self, name: &str) -> bool;
+}
+
+impl Text for &str {
+    fn is_empty(&self) -> bool {
+        str::is_empty(self)
+    }
+
+    fn is(&self, name: &str) -> bool {
+        *self == name
+    }
+}
+
+/// Every option of the JavaScript API, with JavaScript's types (numbers are `f64`; the strings are `S`, see
+/// [`Text`]).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Options<'a> {
+pub struct Options<S = &'static str> {
     /// Passed to `EventSource`. Default `false`.
     pub with_credentials: bool,
     /// Who reconnects. Default [`Reconnect::Backoff`].
@@ -96,25 +116,25 @@ pub struct Options<'a> {
     /// Reconnect attempts in a row before status `failed`. Default infinity.
     pub max_attempts: f64,
     /// Query parameter that carries the last event id on each reconnect. Default none.
-    pub last_event_id_param: Option<&'a str>,
+    pub last_event_id_param: Option<S>,
     /// Reconnect at once when the page becomes visible. Default `true`.
     pub reconnect_on_visible: bool,
     /// Reconnect at once when the browser comes back online. Default `true`.
     pub reconnect_on_online: bool,
     /// An event whose data is a delay in ms that the next reconnect waits at least (a server's retry
     /// hint, which a client that has taken over reconnecting cannot read from `retry:`). Default none.
-    pub retry_hint_event: Option<&'a str>,
+    pub retry_hint_event: Option<S>,
     /// The longest wait a server may impose through a retry hint or `Retry-After`, ms. Default 600000 (ten
     /// minutes).
     pub max_hint_ms: f64,
     /// Probe a source the browser gave up on for its HTTP status. Default `false`.
     pub probe: bool,
     /// The URL to probe instead of the stream's own (`probe: 'url'`). Default none.
-    pub probe_url: Option<&'a str>,
+    pub probe_url: Option<S>,
     /// An open stream silent this long is treated as dropped, ms; 0 (the default) turns this off.
     pub stall_timeout_ms: f64,
     /// An event the server sends to show the stream is alive (comments are invisible). Default none.
-    pub heartbeat_event: Option<&'a str>,
+    pub heartbeat_event: Option<S>,
     /// The ladder resets only after a connection has stayed open this long, ms; 0 (the default) resets it
     /// on open.
     pub min_uptime_ms: f64,
@@ -123,7 +143,7 @@ pub struct Options<'a> {
     pub connect_timeout_ms: f64,
 }
 
-impl Default for Options<'_> {
+impl Default for Options {
     fn default() -> Self {
         let ladder = LadderConfig::default();
         Options {
@@ -179,13 +199,13 @@ pub fn parse_reconnect(name: &str) -> Result<Reconnect, OptionError> {
 }
 
 /// An event name to watch for: not empty, and not `open` or `error`, which are the connection's own events.
-fn check_event_name(option: &'static str, value: Option<&str>) -> Result<(), OptionError> {
+fn check_event_name(option: &'static str, value: &Option<impl Text>) -> Result<(), OptionError> {
     match value {
-        Some("") => Err(OptionError::type_error(
+        Some(name) if name.is_empty() => Err(OptionError::type_error(
             option,
             "must be a non-empty string",
         )),
-        Some("open" | "error") => Err(OptionError::type_error(
+        Some(name) if name.is("open") || name.is("error") => Err(OptionError::type_error(
             option,
             "must not be 'open' or 'error', which are the connection's own events",
         )),
@@ -208,7 +228,7 @@ fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
     }
 }
 
-impl Options<'_> {
+impl<S: Text> Options<S> {
     /// Checks every rule and returns the ladder the options describe.
     ///
     /// Rules: `baseMs`, `maxMs`, `maxHintMs`, `stallTimeoutMs`, `minUptimeMs` and `connectTimeoutMs` finite,
@@ -253,8 +273,8 @@ impl Options<'_> {
                 "must be a non-empty string",
             ));
         }
-        check_event_name("retryHintEvent", self.retry_hint_event)?;
-        check_event_name("heartbeatEvent", self.heartbeat_event)?;
+        check_event_name("retryHintEvent", &self.retry_hint_event)?;
+        check_event_name("heartbeatEvent", &self.heartbeat_event)?;
         if matches!(&self.probe_url, Some(p) if p.is_empty()) {
             return Err(OptionError::type_error(
                 "probe",

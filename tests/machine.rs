@@ -504,7 +504,7 @@ fn an_oversized_id_reconnects_without_it_and_says_so() {
         m.handle(Input::TimerFired)[0],
         Command::OpenSource { resume: true }
     );
-    assert_eq!(m.resumed_from(), fits);
+    assert_eq!(m.resumed_from(), &fits);
 }
 
 // ---- the status probe, the stall watchdog, minimum uptime, sleep (issue 12) ------------------------------

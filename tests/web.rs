@@ -582,16 +582,23 @@ async fn a_thousand_reconnect_cycles_leave_no_listener_and_no_memory_behind() {
 
 #[wasm_bindgen_test]
 fn the_machine_measures_an_id_as_the_javascript_half_encodes_it() {
-    // The machine drops an id longer than MAX_RESUME_ID bytes once encoded (resume::encoded_len); the
-    // JavaScript half writes it with encodeURIComponent. The two must count alike.
+    // The machine drops an id longer than MAX_RESUME_ID bytes once encoded. In the browser it holds each
+    // id as the JavaScript string it arrived as and measures it in JavaScript (`encodedLen` in api.js,
+    // which `withParam` writes with); natively, resume::encoded_len measures it. The three must agree.
+    use managed_eventsource::machine::EventId;
     for id in ["42", "a b&c=d/e?f#g", "AZaz09-_.!~*'()", "é€😀", "%+", ""] {
         let js: String = js_sys::encode_uri_component(id).into();
-        assert_eq!(
-            managed_eventsource::resume::encoded_len(id),
-            js.len(),
-            "{id}"
-        );
+        let native = managed_eventsource::resume::encoded_len(id);
+        assert_eq!(native, js.len(), "{id}");
+        assert_eq!(JsValue::from_str(id).encoded_len(), native, "{id}");
     }
+    // A lone surrogate, which a JavaScript string may hold, counts as U+FFFD, as a URL carries it.
+    let lone: JsValue = js_sys::JsString::from_char_code1(0xD800).into();
+    assert_eq!(
+        lone.encoded_len(),
+        managed_eventsource::resume::encoded_len("\u{FFFD}")
+    );
+    assert_eq!(JsValue::UNDEFINED.encoded_len(), 0, "no id yet");
 }
 
 fn error_of(options: &str) -> JsValue {

@@ -327,6 +327,9 @@ const canonical = (key) =>
  * encodeURIComponent encodes them, any parameter already named `name` (however it is encoded, with or
  * without a value) replaced rather than repeated, empty parts dropped, and the fragment kept.
  */
+/** An id's length in a reconnect URL, for Rust (`resume::encoded_len` counts the same); 0 for none. */
+export const encodedLen = (id) => (id ? encode(id).length : 0);
+
 export function withParam(url, name, value) {
   const hash = url.includes('#') ? url.indexOf('#') : url.length;
   const [path, query = ''] = url.slice(0, hash).split(/\?(.*)/s);
@@ -382,7 +385,7 @@ export const probe = guard((link, id) => {
   );
 });
 
-/** Element `i` of the numbers `readNumbers` gives, for Rust. */
+/** Element `i` of the option values `start` gives, for Rust. */
 export const number = (numbers, i) => numbers[i];
 
 /** The machine's clock. */
@@ -544,7 +547,7 @@ export function readNumbers(options, numbers, others) {
     const meant = known.includes(k) ? null : misspelt(k, known);
     if (meant) fail(`unknown option '${k}' (did you mean '${meant}'?)`);
   }
-  const values = new Float64Array(numbers.length);
+  const values = numbers.map(() => 0);
   let given = 0;
   let probeUrl;
   numbers.forEach(([k, type], i) => {
@@ -599,17 +602,13 @@ function start(me, url, options, st) {
   }
   // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
   if (typeof url !== 'function') url = `${url}`;
-  const { o, values, given: numbers, probeUrl } = readNumbers(options, NUMBERS, [...STRINGS, 'until', 'share']);
-  let given = numbers;
-  // The strings travel to Rust as one, separated by NUL; bit 16 + i of `given` says whether string i was given.
-  const strings = [...STRINGS.map((k) => o[k]), probeUrl];
+  const { o, values, given, probeUrl } = readNumbers(options, NUMBERS, [...STRINGS, 'until', 'share']);
+  // The strings follow the numbers, as they are (undefined when not given): Rust checks them in place.
+  const strings = [...STRINGS.map((k) => o[k] ?? undefined), probeUrl];
   strings.forEach((v, i) => {
-    if (v == null) return;
-    if (typeof v !== 'string') fail('option ' + STRINGS[i] + ' must be a string');
-    if (v.includes('\0')) fail('option ' + (STRINGS[i] ?? 'probe') + ' must not contain U+0000');
-    given |= 1 << (16 + i);
+    if (v !== undefined && typeof v !== 'string') fail('option ' + STRINGS[i] + ' must be a string');
   });
-  const text = strings.map((v) => v ?? '').join('\0');
+  values.push(...strings);
   const until = o.until;
   if (until != null && typeof until !== 'function') fail('option until must be a function');
   const share = o.share;
@@ -624,7 +623,7 @@ function start(me, url, options, st) {
   [link.lp, link.hint, link.beat, link.pu] = strings;
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
-  const make = (from, start = true) => hooks.shell(link, values, from == null ? given : given | (1 << 20), text + '\0' + (from ?? ''), start);
+  const make = (from, start = true) => hooks.shell(link, values, given, from, start);
   if (share && sharing()) {
     make(undefined, false); // validates the options, so that they throw here, in every tab
     startShared(link, make, share === true ? url : share);
@@ -779,7 +778,7 @@ export class ManagedEventSource {
     return this.#l.u;
   }
   get lastEventId() {
-    return this.#l.s.lastEventId();
+    return this.#l.s.lastEventId() ?? '';
   }
   get status() {
     return NAMES[this.#l.s.num(0)];

@@ -17,15 +17,19 @@ extern "C" {
     pub(crate) fn attach(link: &JsValue, source: &EventSource) -> JsValue;
     /// Removes every listener `attach` added.
     pub(crate) fn detach(connection: &JsValue);
-    /// The `lastEventId` of the connection's first (0) or last (1) event, if any event arrived.
+    /// The `lastEventId` of the connection's first (0) or last (1) event; `undefined` before any.
     #[wasm_bindgen(js_name = eventId)]
-    pub(crate) fn event_id(connection: &JsValue, which: u32) -> Option<String>;
+    pub(crate) fn event_id(connection: &JsValue, which: u32) -> JsValue;
+    /// An id's length once encoded as `encodeURIComponent` encodes it (0 for `undefined`), as
+    /// [`crate::resume::encoded_len`] counts it.
+    #[wasm_bindgen(js_name = encodedLen)]
+    pub(crate) fn encoded_len(id: &JsValue) -> u32;
     /// Calls the user's callbacks. Never throws.
     pub(crate) fn notify(link: &JsValue, what: u32, a: u32, b: u32);
-    /// The URL of the next attempt, carrying `resume_from` in the `lastEventIdParam` parameter if given;
-    /// throws what a URL function throws.
+    /// The URL of the next attempt, carrying `resume_from` in the `lastEventIdParam` parameter unless it is
+    /// `undefined`; throws what a URL function throws.
     #[wasm_bindgen(catch, js_name = urlOf)]
-    pub(crate) fn url_of(link: &JsValue, resume_from: Option<&str>) -> Result<JsValue, JsValue>;
+    pub(crate) fn url_of(link: &JsValue, resume_from: &JsValue) -> Result<JsValue, JsValue>;
     /// `setTimeout(() => shell.input(what), ms)`.
     fn arm(link: &JsValue, ms: u32, what: u32) -> JsValue;
     fn disarm(id: &JsValue);
@@ -37,8 +41,10 @@ extern "C" {
     /// Fetches the probe URL (the option's, else the last attempt's) once, aborted when the headers arrive
     /// (or after 10 s), then `shell.probed(id, ...)`.
     pub(crate) fn probe(link: &JsValue, id: u32);
-    /// Element `i` of the option numbers the JavaScript half read (`Shell::new`).
-    pub(crate) fn number(numbers: &JsValue, i: u32) -> f64;
+    /// Element `i` of the option values the JavaScript half read (`Shell::new`), as a number and as it is.
+    pub(crate) fn number(values: &JsValue, i: u32) -> f64;
+    #[wasm_bindgen(js_name = number)]
+    pub(crate) fn item(values: &JsValue, i: u32) -> JsValue;
     /// `performance.now()`: the machine's clock.
     pub(crate) fn now() -> f64;
     /// Reports an error as the browser reports one thrown by a listener. Never throws.
@@ -138,5 +144,13 @@ pub(crate) struct Page(pub JsValue);
 impl Drop for Page {
     fn drop(&mut self) {
         unwatch(&self.0);
+    }
+}
+
+/// An event id is kept as the JavaScript string it arrived as (`undefined` for none yet, which counts as
+/// empty); only its encoded length is read, in JavaScript.
+impl crate::machine::EventId for JsValue {
+    fn encoded_len(&self) -> usize {
+        encoded_len(self) as usize
     }
 }

@@ -16,14 +16,15 @@ use wasm_bindgen::prelude::*;
 
 use crate::ladder::Strategy;
 use crate::machine::Config;
-use crate::options::{ErrorKind, OptionError, Options, Reconnect};
+use crate::options::{ErrorKind, OptionError, Options, Reconnect, Text};
 use shell::{Settings, Shared};
 
 fn throw(e: OptionError) -> JsValue {
     js::error(e.kind == ErrorKind::Range, e.option, e.rule)
 }
 
-/// The positions of the numeric options in `Shell::new`'s `numbers` (the order of `NUMBERS` in `api.js`).
+/// The positions of the options in `Shell::new`'s `values`: the numbers (the order of `NUMBERS` in
+/// `api.js`), then the strings (`STRINGS`, then a probe URL).
 mod at {
     pub const WITH_CREDENTIALS: usize = 0;
     pub const RECONNECT: usize = 1;
@@ -39,11 +40,14 @@ mod at {
     pub const STALL_TIMEOUT_MS: usize = 11;
     pub const MIN_UPTIME_MS: usize = 12;
     pub const CONNECT_TIMEOUT_MS: usize = 13;
+    pub const LAST_EVENT_ID_PARAM: usize = 14;
+    pub const RETRY_HINT_EVENT: usize = 15;
+    pub const HEARTBEAT_EVENT: usize = 16;
+    pub const PROBE_URL: usize = 17;
 }
 
-/// The numbers the JavaScript half read (a `Float64Array`, read an element at a time, which costs the
-/// package less than copying it into wasm memory), and which of them were given (bit `i` of `given` for
-/// `numbers[i]`).
+/// The numbers the JavaScript half read (an array, read an element at a time, which costs the package less
+/// than copying it into wasm memory), and which of them were given (bit `i` of `given` for `numbers[i]`).
 struct Given<'a> {
     numbers: &'a JsValue,
     given: u32,
@@ -75,7 +79,7 @@ impl Given<'_> {
 }
 
 /// Checks the options and gives the state machine's configuration for them.
-fn config_of(o: &Options) -> Result<Config, JsValue> {
+fn config_of<S: Text>(o: &Options<S>) -> Result<Config, JsValue> {
     Ok(Config {
         mode: o.reconnect,
         ladder: o.validate().map_err(throw)?,
@@ -90,17 +94,34 @@ fn config_of(o: &Options) -> Result<Config, JsValue> {
     })
 }
 
-/// Builds the options from what the JavaScript half read: `numbers[i]` counts only where bit `i` of `given`
-/// is set; booleans are 0 or 1, and `reconnect` and `jitter` the index of their name. The JavaScript half has
-/// checked the JavaScript types; every value is checked here.
-fn read_options<'a>(
-    numbers: &JsValue,
-    given: u32,
-    strings: [Option<&'a str>; 4],
-) -> Result<(Options<'a>, Config), JsValue> {
-    let [last_event_id_param, retry_hint_event, heartbeat_event, probe_url] = strings;
+/// A string option as the JavaScript half gave it, checked where it is: no string is copied into wasm.
+impl Text for JsValue {
+    fn is_empty(&self) -> bool {
+        self.is("")
+    }
+
+    fn is(&self, name: &str) -> bool {
+        *self == name
+    }
+}
+
+/// A string option: `values[i]`, or `None` when it was not given (`undefined`).
+fn text(values: &JsValue, i: usize) -> Option<JsValue> {
+    let v = js::item(values, i as u32);
+    (!v.is_undefined()).then_some(v)
+}
+
+/// Builds the options from what the JavaScript half read (`values`, see [`at`]): a number counts only where
+/// its bit of `given` is set; booleans are 0 or 1, and `reconnect` and `jitter` the index of their name; a
+/// string option is `undefined` when not given. The JavaScript half has checked the JavaScript types; every
+/// value is checked here.
+/// Gives the machine's configuration and `withCredentials`.
+fn read_options(values: &JsValue, given: u32) -> Result<(Config, bool), JsValue> {
     let d = Options::default();
-    let n = Given { numbers, given };
+    let n = Given {
+        numbers: values,
+        given,
+    };
     let o = Options {
         with_credentials: n.flag(at::WITH_CREDENTIALS, d.with_credentials),
         reconnect: match n.number(at::RECONNECT, 0.0) as u8 {
@@ -113,20 +134,19 @@ fn read_options<'a>(
         max_ms: n.number(at::MAX_MS, d.max_ms),
         factor: n.number(at::FACTOR, d.factor),
         max_attempts: n.number(at::MAX_ATTEMPTS, d.max_attempts),
-        last_event_id_param,
+        last_event_id_param: text(values, at::LAST_EVENT_ID_PARAM),
         reconnect_on_visible: n.flag(at::RECONNECT_ON_VISIBLE, d.reconnect_on_visible),
         reconnect_on_online: n.flag(at::RECONNECT_ON_ONLINE, d.reconnect_on_online),
-        retry_hint_event,
+        retry_hint_event: text(values, at::RETRY_HINT_EVENT),
         max_hint_ms: n.number(at::MAX_HINT_MS, d.max_hint_ms),
         probe: n.flag(at::PROBE, d.probe),
-        probe_url,
+        probe_url: text(values, at::PROBE_URL),
         stall_timeout_ms: n.number(at::STALL_TIMEOUT_MS, d.stall_timeout_ms),
-        heartbeat_event,
+        heartbeat_event: text(values, at::HEARTBEAT_EVENT),
         min_uptime_ms: n.number(at::MIN_UPTIME_MS, d.min_uptime_ms),
         connect_timeout_ms: n.number(at::CONNECT_TIMEOUT_MS, d.connect_timeout_ms),
     };
-    let config = config_of(&o)?;
-    Ok((o, config))
+    Ok((config_of(&o)?, o.with_credentials))
 }
 
 /// The Rust half of one stream. Not part of the public API: `ManagedEventSource` (in `api.js`) holds one.
@@ -139,37 +159,25 @@ pub struct Shell {
 impl Shell {
     /// Validates the options (see `read_options`) and, if `start`, starts connecting (a tab that shares a
     /// stream and does not hold the connection only validates, so that bad options still throw at once).
-    /// `link` is the JavaScript half. The option strings come in `text`, separated by NUL (which none may
-    /// contain): `lastEventIdParam`, `retryHintEvent`, `heartbeatEvent`, a probe URL, and the id to resume
-    /// from; bit 16 + i of `given` says whether string i was given. Throws a `TypeError` or `RangeError`
-    /// naming a bad option, or what opening the first source threw (an invalid URL, a throwing URL
-    /// function).
+    /// `link` is the JavaScript half; `resume_from` the id to resume from (`undefined` for none). Throws a
+    /// `TypeError` or `RangeError` naming a bad option, or what opening the first source threw (an invalid
+    /// URL, a throwing URL function).
     #[wasm_bindgen(constructor)]
     pub fn new(
         link: JsValue,
-        numbers: &JsValue,
+        values: &JsValue,
         given: u32,
-        text: &str,
+        resume_from: JsValue,
         start: bool,
     ) -> Result<Shell, JsValue> {
-        let mut strings: [Option<&str>; 5] = Default::default();
-        let mut rest = text;
-        for (i, slot) in strings.iter_mut().enumerate() {
-            let end = rest.bytes().position(|b| b == 0).unwrap_or(rest.len());
-            if given & (1 << (16 + i)) != 0 {
-                *slot = Some(rest.get(..end).unwrap_or(""));
-            }
-            rest = rest.get(end + 1..).unwrap_or("");
-        }
-        let [param, hint, beat, probe, resume_from] = strings;
-        let (o, config) = read_options(numbers, given, [param, hint, beat, probe])?;
+        let (config, with_credentials) = read_options(values, given)?;
         let settings = Settings {
             transport: shell::Transport::Events,
-            with_credentials: o.with_credentials,
+            with_credentials,
         };
         let shared = Shared::new(config, settings, link);
-        if let Some(id) = resume_from {
-            shared.get_mut().machine.resume_from(id.into());
+        if !resume_from.is_undefined() {
+            shared.get_mut().machine.resume_from(resume_from);
         }
         if start {
             shared.start()?;
@@ -210,12 +218,12 @@ impl Shell {
         });
     }
 
-    /// The last event id.
+    /// The last event id: the JavaScript string it arrived as (`undefined` before any, which `api.js` reads
+    /// as the empty string).
     #[wasm_bindgen(js_name = lastEventId)]
     pub fn last_event_id(&self) -> JsValue {
         self.shared.sync_ids();
-        // A string made from the borrowed id: no copy to hand over, as returning a `String` would make.
-        JsValue::from_str(self.shared.get().machine.last_event_id())
+        self.shared.get().machine.last_event_id().clone()
     }
 }
 
@@ -337,10 +345,10 @@ pub fn js_api() -> JsValue {
         fn define(hooks: &JsValue);
         fn api() -> JsValue;
     }
-    type Make = dyn Fn(JsValue, JsValue, u32, String, bool) -> Result<JsValue, JsValue>;
+    type Make = dyn Fn(JsValue, JsValue, u32, JsValue, bool) -> Result<JsValue, JsValue>;
     let hooks = js_sys::Object::new();
-    let shell = Closure::<Make>::new(|link, numbers: JsValue, given, text: String, start| {
-        Shell::new(link, &numbers, given, &text, start).map(JsValue::from)
+    let shell = Closure::<Make>::new(|link, values: JsValue, given, from, start| {
+        Shell::new(link, &values, given, from, start).map(JsValue::from)
     });
     let _ = js_sys::Reflect::set(&hooks, &"shell".into(), &shell.into_js_value());
     define(&hooks);

@@ -69,7 +69,7 @@ pub(crate) struct Settings {
 }
 
 pub(crate) struct Core {
-    pub machine: Machine<SplitMix64>,
+    pub machine: Machine<SplitMix64, JsValue>,
     pub settings: Settings,
     /// The JavaScript half of this client; `None` once closed.
     link: Option<JsValue>,
@@ -123,7 +123,7 @@ impl Shared {
         let _ = rng.next_u64();
         Shared {
             core: RefCell::new(Core {
-                machine: Machine::new(config, rng),
+                machine: Machine::with_ids(config, rng),
                 settings,
                 link: Some(link),
                 opened: false,
@@ -199,9 +199,9 @@ impl Shared {
     pub(crate) fn sync_ids(&self) {
         let mut core = self.get_mut();
         let seen = core.connection.as_ref().and_then(|c| {
-            let last = js::event_id(&c.record, 1)?;
-            Some(Input::Seen {
-                first: js::event_id(&c.record, 0).unwrap_or_default(),
+            let last = js::event_id(&c.record, 1);
+            (!last.is_undefined()).then(|| Input::Seen {
+                first: js::event_id(&c.record, 0),
                 last,
             })
         });
@@ -211,7 +211,7 @@ impl Shared {
     }
 
     /// Feeds one input and carries out what the machine says, in order.
-    pub(crate) fn feed(&self, input: Input) {
+    pub(crate) fn feed(&self, input: Input<JsValue>) {
         self.sync_ids();
         {
             let mut core = self.get_mut();
@@ -343,10 +343,13 @@ impl Shared {
         let Some(link) = self.link() else { return };
         // The id this attempt carries, copied out of the machine: the URL function is user code, which
         // may call back into the shell.
-        let id: Option<String> = resume.then(|| self.get().machine.resumed_from().into());
+        let id = if resume {
+            self.get().machine.resumed_from().clone()
+        } else {
+            JsValue::UNDEFINED
+        };
         let with_credentials = self.get().settings.with_credentials;
-        let source =
-            js::url_of(&link, id.as_deref()).and_then(|url| self.connect(&url, with_credentials));
+        let source = js::url_of(&link, &id).and_then(|url| self.connect(&url, with_credentials));
         let source = match source {
             Ok(s) => s,
             Err(e) => {
