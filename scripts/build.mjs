@@ -27,6 +27,7 @@ import { gzipSync } from 'node:zlib';
 import LZMA from 'lzma';
 import { minify } from 'terser';
 import { minifyNames } from './wasm-names.mjs';
+import { clearDeadText } from './wasm-data.mjs';
 import { unlzma } from '../src/web/unlzma.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -94,8 +95,7 @@ async function bundle(entry, out, format, args = []) {
 
 /**
  * Removes from wasm-bindgen's glue what the package never calls, which a bundler cannot see is unused:
- * the async loader (the wasm is inlined), `Shell.free` and its `Symbol.dispose` (shells are freed by the
- * FinalizationRegistry once a closed client is collected), the TextEncoder path for a missing `realloc`
+ * the async loader (the wasm is inlined), the TextEncoder path for a missing `realloc`
  * (the glue always passes one), and a stand-in for `TextEncoder.encodeInto`, which every browser with
  * class private fields has (the package's classes need them: Chrome 74, Firefox 90, Safari 14.1), as does
  * Node since version 12. Each cut must match, so a new wasm-bindgen fails the build here
@@ -105,8 +105,6 @@ async function bundle(entry, out, format, args = []) {
 function diet(glue) {
   const strings = glue.includes('function passStringToWasm0');
   const cuts = [
-    [/\n    __destroy_into_raw\(\) \{[\s\S]*?\n    \}\n    free\(\) \{[\s\S]*?\n    \}/, ''],
-    [/\nif \(Symbol\.dispose\) Shell\.prototype\[Symbol\.dispose\] = Shell\.prototype\.free;/, ''],
     [/\n    if \(realloc === undefined\) \{[\s\S]*?\n    \}\n/, '\n', strings],
     [/\nasync function __wbg_load\([\s\S]*?\n\}\n/, '\n'],
     [/\nlet __wbg_init_promise;[\s\S]*?\nasync function __wbg_init_once\([\s\S]*?\n\}\n/, '\n'],
@@ -145,6 +143,9 @@ async function buildModule({ name, features, entry }) {
   // --low-memory-unused: nothing lives below 1 KB (rustc puts the stack first, growing down from 1 MB, and
   // the data after it), so wasm-opt may fold more addresses into the loads' offsets.
   optimize(wasmPath, ['--converge', '--strip-target-features', '--low-memory-unused']);
+  const clean = clearDeadText(readFileSync(wasmPath));
+  writeFileSync(wasmPath, clean.wasm);
+  say(`zeroed ${clean.cleared.reduce((n, s) => n + s.length, 0)} bytes of text nothing refers to: ${clean.cleared.map((s) => JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)).join(', ')}`);
 
   const wasm = readFileSync(wasmPath);
   const packed = compress(wasm);
@@ -158,7 +159,7 @@ async function buildModule({ name, features, entry }) {
   const unlzma = relative(work, join(root, 'src', 'web', 'unlzma.js'));
   writeFileSync(
     join(work, 'entry.js'),
-    `import { initSync, Shell } from './managed_eventsource.js';
+    `import * as glue from './managed_eventsource.js';
 import { unlzma } from './${unlzma}';
 import { size, data } from './wasm.js';
 ${entry(snippets)}
@@ -169,7 +170,7 @@ let ready = false;
 function init() {
   if (ready) return;
   try {
-    initSync({ module: unlzma(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
+    glue.initSync({ module: unlzma(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
   } catch (e) {
     if (/content.security|CSP/i.test(String(e?.message))) {
       throw new Error("managed-eventsource: this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e });
@@ -194,7 +195,7 @@ async function buildLibrary() {
     features: 'small',
     entry: (s) => `import { define } from '${s}/api.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define({ shell: (...args) => (init(), new Shell(...args)) });`,
+define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
   });
   await buildModule({
     name: 'websocket',
@@ -203,8 +204,8 @@ define({ shell: (...args) => (init(), new Shell(...args)) });`,
 import { defineSocket } from '${s}/socket.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
 export { ManagedWebSocket } from '${s}/socket.js';
-define({ shell: (...args) => (init(), new Shell(...args)) });
-defineSocket({ socket: (...args) => (init(), Shell.socket(...args)) });`,
+define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });
+defineSocket({ ...glue, socket: (...args) => (init(), glue.socket(...args)) });`,
   });
   writeFileSync(
     join(main, 'global.js'),

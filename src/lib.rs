@@ -48,5 +48,3 @@ pub mod storm;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
-#[cfg(target_arch = "wasm32")]
-pub use web::Shell;

@@ -14,14 +14,22 @@
 // Nothing here lets an exception reach Rust: every call of user code is caught and reported as a browser
 // reports an exception thrown by an event listener.
 
-/** Inputs of `Shell.input`; the same numbers as `In` in src/web/shell.rs. */
-const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8;
+/** Inputs of `Shell.input`; the same numbers as `input` in src/web/shell.rs. */
+const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8, PROBED = 10;
+/** Questions `Shell.input` answers: `STATE + 0` the status's index, `+ 1` readyState, `+ 2` attempt, `+ 3`
+ * live connections, timers and page listeners. */
+const STATE = 16;
+/** What the shell (or a shared instance's stand-in for it) answers to question `what` (0 to 3). */
+export const num = (link, what) => link.s.input(STATE + what);
 /** Notifications from `notify`; the same numbers as `Note` in src/web/shell.rs. */
 const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4, ID_DROPPED = 5, UNAUTHORIZED = 6;
 export const NAMES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
 export const PREFIX = 'managed-eventsource: ';
 
-/** Set by `define`: `shell(link, numbers, given, strings...)` builds the Rust shell, which starts it. */
+/**
+ * Set by `define`: `shell(link, values)` builds a Rust shell (which starts it) and returns its address in
+ * wasm memory; `input`, `lastEventId` and `free` take that address (see `own`).
+ */
 let hooks;
 
 /** Installs the Rust side. The package's entry calls it once with the wasm exports. */
@@ -31,7 +39,7 @@ export function define(h) {
 
 /** The public API, and how many connections, timers and page listeners a client holds (for the browser
  * tests, which have no package entry). */
-export const api = () => ({ ManagedEventSource, createManagedStream, live: (me) => link(me).s.num(3) });
+export const api = () => ({ ManagedEventSource, createManagedStream, live: (me) => num(link(me), 3) });
 
 /** Reports an exception thrown by user code without stopping anything (even if reporting throws). */
 export function report(e) {
@@ -257,7 +265,7 @@ export const notify = guard(function notify(link, what, a, b) {
   if (link.sh?.leader) {
     // A leader that closes hands the connection over: the others are not told it closed.
     if (what === STATUS && a === 4) queueMicrotask(() => leave(link));
-    else tell(link, { k: 'note', what, a, b, state: what === STATUS ? [a, link.s.num(1), link.s.num(2)] : undefined });
+    else tell(link, { k: 'note', what, a, b, state: what === STATUS ? [a, num(link, 1), num(link, 2)] : undefined });
   }
   if (what === STATUS) {
     call(me, cb.onstatus, NAMES[a]);
@@ -372,7 +380,7 @@ export const probe = guard((link, id) => {
   const answer = (status, retryAfter) => {
     clearTimeout(timer);
     ac.abort();
-    link.s.probed(id, status, retryAfterMs(retryAfter));
+    link.s.input(PROBED, id, status, retryAfterMs(retryAfter));
   };
   fetch(link.pu ?? link.u, {
     credentials: link.cred ? 'include' : 'same-origin',
@@ -592,6 +600,20 @@ export const linkOf = (me, url, st) => ({
   cur: null, // the event our listeners are being called with
 });
 
+/** Frees a shell once nothing can reach its instance (see `own`). */
+let shells;
+
+/**
+ * The Rust shell at address `p`, as this file calls it (`link.s`): freed once `link` is collected. Nothing
+ * calls a shell but through its link (the instance, its listeners and timers hold the link), and Rust holds
+ * the link until the stream is closed, so the shell is never freed while it runs or could be called.
+ */
+export function own(link, p) {
+  shells ??= typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((p) => hooks.free(p)) : { register() {} };
+  shells.register(link, p);
+  return { p, input: (code, a, b, c) => hooks.input(p, code, a, b, c), lastEventId: () => hooks.lastEventId(p) };
+}
+
 /** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
 function start(me, url, options, st) {
   if (typeof EventSource !== 'function') {
@@ -623,11 +645,12 @@ function start(me, url, options, st) {
   [link.lp, link.hint, link.beat, link.pu] = strings;
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
-  const make = (from, start = true) => hooks.shell(link, values, given, from, start);
+  // Then what Rust reads after the options (`at` in src/web/mod.rs): the bits given, the id to resume from, start.
+  const make = (from, start = true) => hooks.shell(link, [...values, given, from, +start]);
   if (share && sharing()) {
-    make(undefined, false); // validates the options, so that they throw here, in every tab
-    startShared(link, make, share === true ? url : share);
-  } else link.s = make();
+    hooks.free(make(undefined, false)); // validates the options, so that they throw here, in every tab
+    startShared(link, (from) => own(link, make(from)), share === true ? url : share);
+  } else link.s = own(link, make());
   return link;
 }
 
@@ -685,9 +708,8 @@ function startShared(link, make, key) {
   link.sh = sh;
   // Until it leads, the instance's shell is a stand-in that reads the leader's state and asks it to act.
   link.s = {
-    num: (what) => (what < 3 ? sh.state[what] : 0),
+    input: (code) => (code >= STATE ? sh.state[code - STATE] ?? 0 : code === CLOSE ? leave(link) : code === RETRY_NOW && sh.ch.postMessage({ k: 'retryNow' })),
     lastEventId: () => sh.lastId,
-    input: (code) => (code === CLOSE ? leave(link) : code === RETRY_NOW && sh.ch.postMessage({ k: 'retryNow' })),
   };
   sh.ch.onmessage = (m) => fromChannel(link, m.data);
   sh.ch.postMessage({ k: 'hello', types: [...link.t.keys()] });
@@ -737,7 +759,7 @@ function fromChannel(link, m) {
         sh.types.add(type);
         if (link.c) relay(link.c, type);
       }
-      if (m.k === 'hello') tell(link, { k: 'state', state: [link.s.num(0), link.s.num(1), link.s.num(2)], id: link.s.lastEventId() });
+      if (m.k === 'hello') tell(link, { k: 'state', state: [0, 1, 2].map((i) => num(link, i)), id: link.s.lastEventId() });
     } else if (m.k === 'retryNow') link.s.input(RETRY_NOW);
     return;
   }
@@ -781,13 +803,13 @@ export class ManagedEventSource {
     return this.#l.s.lastEventId() ?? '';
   }
   get status() {
-    return NAMES[this.#l.s.num(0)];
+    return NAMES[num(this.#l, 0)];
   }
   get readyState() {
-    return this.#l.s.num(1);
+    return num(this.#l, 1);
   }
   get attempt() {
-    return this.#l.s.num(2);
+    return num(this.#l, 2);
   }
   get withCredentials() {
     return this.#l.cred;

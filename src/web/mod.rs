@@ -44,6 +44,10 @@ mod at {
     pub const RETRY_HINT_EVENT: usize = 15;
     pub const HEARTBEAT_EVENT: usize = 16;
     pub const PROBE_URL: usize = 17;
+    /// Then which numbers were given (bit `i` for `values[i]`), the id to resume from, and whether to start.
+    pub const GIVEN: usize = 18;
+    pub const RESUME_FROM: usize = 19;
+    pub const START: usize = 20;
 }
 
 /// The numbers the JavaScript half read (an array, read an element at a time, which costs the package less
@@ -149,82 +153,105 @@ fn read_options(values: &JsValue, given: u32) -> Result<(Config, bool), JsValue>
     Ok((config_of(&o)?, o.with_credentials))
 }
 
-/// The Rust half of one stream. Not part of the public API: `ManagedEventSource` (in `api.js`) holds one.
-#[wasm_bindgen]
+/// The Rust half of one stream. Not part of the public API: `ManagedEventSource` (in `api.js`) holds one,
+/// by its address in wasm memory. The exports below take that address rather than a wasm-bindgen class,
+/// whose wrapper, reference count and borrow flag cost the package more than they guard here: the
+/// JavaScript half passes only addresses `shell` gave it, and calls `free` once, from its
+/// FinalizationRegistry, once nothing can reach the instance (so never while a call is running).
 pub struct Shell {
     shared: Shared,
 }
 
-#[wasm_bindgen]
 impl Shell {
-    /// Validates the options (see `read_options`) and, if `start`, starts connecting (a tab that shares a
-    /// stream and does not hold the connection only validates, so that bad options still throw at once).
-    /// `link` is the JavaScript half; `resume_from` the id to resume from (`undefined` for none). Throws a
-    /// `TypeError` or `RangeError` naming a bad option, or what opening the first source threw (an invalid
-    /// URL, a throwing URL function).
-    #[wasm_bindgen(constructor)]
-    pub fn new(
-        link: JsValue,
-        values: &JsValue,
-        given: u32,
-        resume_from: JsValue,
-        start: bool,
-    ) -> Result<Shell, JsValue> {
-        let (config, with_credentials) = read_options(values, given)?;
-        let settings = Settings {
-            transport: shell::Transport::Events,
-            with_credentials,
-        };
-        let shared = Shared::new(config, settings, link);
-        if !resume_from.is_undefined() {
-            shared.get_mut().machine.resume_from(resume_from);
-        }
-        if start {
-            shared.start()?;
-        }
-        Ok(Shell { shared })
+    /// The shell at `at`.
+    fn at(at: u32) -> &'static Shell {
+        // SAFETY: `at` is the address of a live shell (see `Shell`): `shell` made it with Box::into_raw,
+        // and only `free` ends it.
+        unsafe { &*(at as usize as *const Shell) }
     }
 
-    /// An input from the JavaScript half (see `shell::input`): `arg` is 1 for a failure after which the
-    /// browser gave up (`readyState` 2), and for a retry hint its delay in ms (negative: not a delay).
-    pub fn input(&self, code: u32, arg: f64) {
-        self.shared.input(code, arg);
+    /// A new shell's address.
+    fn into_address(self) -> u32 {
+        alloc::boxed::Box::into_raw(alloc::boxed::Box::new(self)) as usize as u32
     }
+}
 
-    /// 0: the status's index, 1: `readyState`, 2: `attempt`, 3: live connections, timers and page
-    /// listeners (0 once closed; for tests).
-    pub fn num(&self, what: u32) -> u32 {
-        if what == 3 {
-            return self.shared.live();
+/// Validates the options (see `read_options`) and, if `values[START]` is 1, starts connecting (a tab that
+/// shares a stream and does not hold the connection only validates, so that bad options still throw at
+/// once). `link` is the JavaScript half; `values[RESUME_FROM]` the id to resume from (`undefined` for
+/// none). Returns the shell's address. Throws a `TypeError` or `RangeError` naming a bad option, or what
+/// opening the first source threw (an invalid URL, a throwing URL function).
+#[wasm_bindgen]
+pub fn shell(link: JsValue, values: &JsValue) -> Result<u32, JsValue> {
+    let given = js::number(values, at::GIVEN as u32) as u32;
+    let (config, with_credentials) = read_options(values, given)?;
+    let settings = Settings {
+        transport: shell::Transport::Events,
+        with_credentials,
+    };
+    let shared = Shared::new(config, settings, link);
+    if let Some(id) = text(values, at::RESUME_FROM) {
+        shared.get_mut().machine.resume_from(id);
+    }
+    if js::number(values, at::START as u32) == 1.0 {
+        shared.start()?;
+    }
+    Ok(Shell { shared }.into_address())
+}
+
+/// Ends the shell at `shell` (see [`Shell`]).
+#[wasm_bindgen]
+pub fn free(shell: u32) {
+    // SAFETY: as in `Shell::at`; the JavaScript half calls this once, when nothing can reach the shell.
+    drop(unsafe { alloc::boxed::Box::from_raw(shell as usize as *mut Shell) });
+}
+
+/// The JavaScript half's one way into the shell at `shell` (one export costs the package less than
+/// several), with the codes of `shell::input`:
+/// - an input: `a` is 1 for a failure after which the browser gave up (`readyState` 2), and for a retry
+///   hint its delay in ms (negative: not a delay);
+/// - a probe's answer: `a` the probe's number, `b` its status (0 when the probe failed), `c` the wait its
+///   `Retry-After` header asks for in ms (`api.js` reads the header), or a negative number for none;
+/// - a question (`STATUS` and after), answered by the result.
+#[wasm_bindgen]
+pub fn input(shell: u32, code: u32, a: f64, b: f64, c: f64) -> u32 {
+    use shell::input;
+    let shared = &Shell::at(shell).shared;
+    match code {
+        input::STATUS..=input::ATTEMPT => {
+            let core = shared.get();
+            let m = &core.machine;
+            match code {
+                input::STATUS => shell::status_index(m.status()),
+                input::READY_STATE => m.ready_state() as u32,
+                _ => m.attempt(),
+            }
         }
-        let core = self.shared.get();
-        let m = &core.machine;
-        match what {
-            0 => shell::status_index(m.status()),
-            1 => m.ready_state() as u32,
-            _ => m.attempt(),
+        input::LIVE => shared.live(),
+        input::PROBED => {
+            let status = b as u32;
+            shared.feed(crate::machine::Input::Probed {
+                id: a as u32,
+                status: (status > 0 && status < 1000).then_some(status as u16),
+                retry_after_ms: (c >= 0.0).then(|| shell::delay_ms(c)),
+            });
+            0
+        }
+        _ => {
+            shared.input(code, a);
+            0
         }
     }
+}
 
-    /// A probe's answer: `status` 0 when the probe failed; `retry_after_ms` the wait its `Retry-After`
-    /// header asks for, in ms (`api.js` reads the header), or a negative number for none.
-    pub fn probed(&self, id: u32, status: u32, retry_after_ms: f64) {
-        let retry_after_ms = (retry_after_ms >= 0.0).then(|| shell::delay_ms(retry_after_ms));
-        let status = (status > 0 && status < 1000).then_some(status as u16);
-        self.shared.feed(crate::machine::Input::Probed {
-            id,
-            status,
-            retry_after_ms,
-        });
-    }
-
-    /// The last event id: the JavaScript string it arrived as (`undefined` before any, which `api.js` reads
-    /// as the empty string).
-    #[wasm_bindgen(js_name = lastEventId)]
-    pub fn last_event_id(&self) -> JsValue {
-        self.shared.sync_ids();
-        self.shared.get().machine.last_event_id().clone()
-    }
+/// The last event id of the shell at `shell`: the JavaScript string it arrived as (`undefined` before
+/// any, which `api.js` reads as the empty string).
+#[wasm_bindgen(js_name = lastEventId)]
+pub fn last_event_id(shell: u32) -> JsValue {
+    let shared = &Shell::at(shell).shared;
+    shared.sync_ids();
+    let id = shared.get().machine.last_event_id().clone();
+    id
 }
 
 #[cfg(feature = "websocket")]
@@ -247,17 +274,20 @@ mod socket_options {
 }
 
 #[cfg(feature = "websocket")]
-#[wasm_bindgen]
-impl Shell {
-    /// The Rust half of a `ManagedWebSocket`: the options as for [`Shell::new`] (in the order of `socket.js`),
+mod socket_exports {
+    use super::*;
+
+    /// The Rust half of a `ManagedWebSocket`: the options as for [`shell`] (in the order of `socket.js`),
     /// the subprotocols as given, and the clean-close codes that still reconnect (`None`: the default).
+    /// Returns the shell's address.
+    #[wasm_bindgen]
     pub fn socket(
         link: JsValue,
         numbers: &JsValue,
         given: u32,
         protocols: JsValue,
         codes: Option<alloc::vec::Vec<f64>>,
-    ) -> Result<Shell, JsValue> {
+    ) -> Result<u32, JsValue> {
         use crate::socket::{valid_close_code, Outbox, Queue, RECONNECT_CODES};
         use socket_options as at;
         let d = Options::default();
@@ -312,26 +342,29 @@ impl Shell {
         };
         let shared = Shared::new(config, settings, link);
         shared.start()?;
-        Ok(Shell { shared })
+        Ok(Shell { shared }.into_address())
     }
 
-    /// The socket closed: `code`, and whether with a handshake.
-    pub fn closed(&self, code: u16, clean: bool) {
-        self.shared.socket_closed(code, clean);
+    /// The socket of the shell at `shell` closed: `code`, and whether with a handshake.
+    #[wasm_bindgen]
+    pub fn closed(shell: u32, code: u16, clean: bool) {
+        Shell::at(shell).shared.socket_closed(code, clean);
     }
 
     /// Room in the queue for one message sent while disconnected: 0 yes, 1 not queuing, 2 full.
-    pub fn enqueue(&self) -> u32 {
-        self.shared.enqueue()
+    #[wasm_bindgen]
+    pub fn enqueue(shell: u32) -> u32 {
+        Shell::at(shell).shared.enqueue()
     }
 
     /// `close(code, reason)`: `code` 0 for none. The JavaScript half has checked both.
     #[wasm_bindgen(js_name = closeWith)]
-    pub fn close_with(&self, code: u16, reason: alloc::string::String) {
+    pub fn close_with(shell: u32, code: u16, reason: alloc::string::String) {
+        let shared = &Shell::at(shell).shared;
         if code != 0 {
-            self.shared.get_mut().closing = Some((code, reason));
+            shared.get_mut().closing = Some((code, reason));
         }
-        self.shared.feed(crate::machine::Input::Close);
+        shared.feed(crate::machine::Input::Close);
     }
 }
 
@@ -345,12 +378,22 @@ pub fn js_api() -> JsValue {
         fn define(hooks: &JsValue);
         fn api() -> JsValue;
     }
-    type Make = dyn Fn(JsValue, JsValue, u32, JsValue, bool) -> Result<JsValue, JsValue>;
     let hooks = js_sys::Object::new();
-    let shell = Closure::<Make>::new(|link, values: JsValue, given, from, start| {
-        Shell::new(link, &values, given, from, start).map(JsValue::from)
-    });
-    let _ = js_sys::Reflect::set(&hooks, &"shell".into(), &shell.into_js_value());
+    let set = |name: &str, f: JsValue| {
+        let _ = js_sys::Reflect::set(&hooks, &name.into(), &f);
+    };
+    type Make = dyn Fn(JsValue, JsValue) -> Result<u32, JsValue>;
+    set(
+        "shell",
+        Closure::<Make>::new(|link, values: JsValue| shell(link, &values)).into_js_value(),
+    );
+    type Input = dyn Fn(u32, u32, f64, f64, f64) -> u32;
+    set("input", Closure::<Input>::new(input).into_js_value());
+    set(
+        "lastEventId",
+        Closure::<dyn Fn(u32) -> JsValue>::new(last_event_id).into_js_value(),
+    );
+    set("free", Closure::<dyn Fn(u32)>::new(free).into_js_value());
     define(&hooks);
     api()
 }

@@ -34,6 +34,14 @@ pub(crate) mod input {
     pub const RETRY_NOW: u32 = 7;
     pub const CLOSE: u32 = 8;
     pub const WATCHDOG: u32 = 9;
+    /// A probe's answer (see `Shell::input`).
+    pub const PROBED: u32 = 10;
+    /// Questions, answered by `Shell::input`'s result: the status's index, `readyState`, `attempt`, and
+    /// how many connections, timers and page listeners are live (0 once closed; for tests).
+    pub const STATUS: u32 = 16;
+    pub const READY_STATE: u32 = 17;
+    pub const ATTEMPT: u32 = 18;
+    pub const LIVE: u32 = 19;
 }
 
 /// Notifications to the JavaScript half (`notify`); the same numbers as at the top of `api.js`.
@@ -94,6 +102,12 @@ pub(crate) struct Shared {
     pub core: RefCell<Core>,
 }
 
+/// A borrow that cannot be had: a bug, which ends the module as a panic would, without a panic's message.
+#[cold]
+fn trap() -> ! {
+    core::arch::wasm32::unreachable()
+}
+
 /// One seed per client, from the platform's random source.
 fn seed() -> u64 {
     let mut bytes = [0u8; 8];
@@ -108,13 +122,13 @@ impl Shared {
     /// The core, borrowed. One call site for the borrow check, so one copy of its panic path.
     #[inline(never)]
     pub(crate) fn get(&self) -> core::cell::Ref<'_, Core> {
-        self.core.borrow()
+        self.core.try_borrow().unwrap_or_else(|_| trap())
     }
 
     /// The core, borrowed mutably (see [`Shared::get`]).
     #[inline(never)]
     pub(crate) fn get_mut(&self) -> core::cell::RefMut<'_, Core> {
-        self.core.borrow_mut()
+        self.core.try_borrow_mut().unwrap_or_else(|_| trap())
     }
 
     pub(crate) fn new(config: Config, settings: Settings, link: JsValue) -> Shared {

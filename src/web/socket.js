@@ -4,12 +4,13 @@
 // queued messages, relays each received message without entering wasm, and sends on an open socket
 // straight away.
 
-import { deliver, dress, fail, fire, guard, linkOf, listen, NAMES, readNumbers, slot, PREFIX } from './api.js';
+import { deliver, dress, fail, fire, guard, linkOf, listen, NAMES, num, own, readNumbers, slot, PREFIX } from './api.js';
 
 /** Inputs of `Shell.input`, as in api.js. */
 const OPENED = 0, RETRY_NOW = 7;
 
-/** Set by `defineSocket`: `socket(link, numbers, given, protocols, codes)` builds the Rust shell. */
+/** Set by `defineSocket`: `socket(link, numbers, given, protocols, codes)` builds the Rust shell and returns
+ * its address; `closed`, `enqueue` and `closeWith` take that address. */
 let hooks;
 
 /** Installs the Rust side (the package's websocket entry calls it once). */
@@ -62,7 +63,7 @@ function startSocket(me, url, options) {
   link.max = q?.max;
   link.binaryType = 'blob';
   link.closing = null; // close(code, reason) was called on a live socket: it is CLOSING until its close event
-  link.s = hooks.socket(link, numbers, bits, protocols, codes ?? undefined);
+  link.s = own(link, hooks.socket(link, numbers, bits, protocols, codes ?? undefined));
   return link;
 }
 
@@ -83,7 +84,7 @@ export const attachSocket = guard((link, ws) => {
   listen(c, 'error', (e) => fire(link, 'error', e));
   listen(c, 'close', (e) => {
     link.ev = e;
-    link.s.closed(e.code, e.wasClean);
+    hooks.closed(link.s.p, e.code, e.wasClean);
     link.ev = null;
   });
   // The inner socket is never handed to user code; if it is closed anyway, the instance closes with it.
@@ -116,14 +117,14 @@ export class ManagedWebSocket {
   }
   /** 0 CONNECTING (also while waiting to reconnect), 1 OPEN, 2 CLOSING (after close()), 3 CLOSED. */
   get readyState() {
-    const r = this.#l.s.num(1);
+    const r = num(this.#l, 1);
     return r === 2 ? (this.#l.closing ? 2 : 3) : r;
   }
   get status() {
-    return NAMES[this.#l.s.num(0)];
+    return NAMES[num(this.#l, 0)];
   }
   get attempt() {
-    return this.#l.s.num(2);
+    return num(this.#l, 2);
   }
   get bufferedAmount() {
     return this.#l.c?.es.bufferedAmount ?? 0;
@@ -148,8 +149,8 @@ export class ManagedWebSocket {
     const l = this.#l;
     const ws = l.c?.es;
     if (ws && ws.readyState === 1) return ws.send(data);
-    if (l.s.num(0) === 4) throw new DOMException(PREFIX + 'the socket is closed; reconnectNow() reopens one the server closed', 'InvalidStateError');
-    const room = l.s.enqueue();
+    if (num(l, 0) === 4) throw new DOMException(PREFIX + 'the socket is closed; reconnectNow() reopens one the server closed', 'InvalidStateError');
+    const room = hooks.enqueue(l.s.p);
     if (room === 1) {
       throw new DOMException(`${PREFIX}the socket is not open (status ${this.status}); to queue messages until it is, pass the queue option`, 'InvalidStateError');
     }
@@ -170,10 +171,10 @@ export class ManagedWebSocket {
     reason = reason === undefined ? '' : `${reason}`;
     if (encoder.encode(reason).length > 123) throw new DOMException(`${PREFIX}close reason must be at most 123 bytes of UTF-8`, 'SyntaxError');
     const l = this.#l;
-    if (l.s.num(0) === 4) return;
+    if (num(l, 0) === 4) return;
     l.q = [];
     l.closing = l.c ? true : null;
-    l.s.closeWith(code ?? 0, reason);
+    hooks.closeWith(l.s.p, code ?? 0, reason);
   }
 }
 
