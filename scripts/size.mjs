@@ -78,7 +78,7 @@ function breakdown() {
   const groups = [
     ['the state machine and the ladder (machine.rs, ladder.rs, resume.rs)', /managed_eventsource::(machine|ladder|resume)::/],
     ['option checks (options.rs, read_options)', /managed_eventsource::(options|web::read_options)/],
-    ['the shell: Shell::new, feed, the other exports (web/)', /managed_eventsource::web::|^"?shell_|^"?__wbg_shell/],
+    ['the shell: shell(), feed, the other exports (web/)', /managed_eventsource::web::|^"?(shell|input|free|lastEventId|socket|closed|enqueue|closeWith)( |"|$)/],
     ['allocator and collections (lol_alloc, alloc)', /lol_alloc|alloc::|alloc\[|__rust_(alloc|realloc|dealloc)|__wbindgen_(malloc|realloc|free)/],
     ["wasm-bindgen's runtime (externref table, conversions)", /wasm_bindgen|__externref|__wbindgen|js_sys|getrandom/],
     ['imports (names, types)', /^"?import /],

@@ -6,8 +6,8 @@
 // has removed the code that built those messages, nothing refers to the text; but wasm-opt never removes
 // bytes from a data segment. This finds the text that no address in the module points into and zeroes it
 // (LZMA then stores the zeros in a few bytes). Addresses are the constants in the code (`i32.const`, and a
-// load's or store's `offset=`, which wasm-opt folds addresses into) and every 4-byte word in the data (the
-// pointers in static tables). The unit is a blob, the bytes between two zero bytes: its bytes before the
+// load's or store's `offset=`, which wasm-opt folds addresses into) and the 4-byte words in the data (the
+// pointers in static tables) that lie in data an address reaches. The unit is a blob, the bytes between two zero bytes: its bytes before the
 // first address that points into it cannot be reached (a string, or a format template with its length
 // bytes, is reached from its start), and a blob no address points into cannot be reached at all. Only what
 // reads as text is cleared. Conservative: a dead string after a live one in the same blob is kept. What it
@@ -17,6 +17,7 @@
 import binaryen from 'binaryen';
 
 const MIN = 8;
+const WINDOW = 16;
 
 /** Reads an unsigned LEB128 at `at`; returns [value, next offset]. */
 function leb(bytes, at) {
@@ -72,6 +73,17 @@ function segments(bytes) {
   return found;
 }
 
+/** The first of the ascending `sorted` at or after `x`, if any. */
+function firstAtOrAfter(sorted, x) {
+  let lo = 0, hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return sorted[lo];
+}
+
 /**
  * Returns `wasm` with its unreferenced text zeroed, and the strings it cleared. `wasm` is a Uint8Array of
  * a module after wasm-opt.
@@ -84,18 +96,25 @@ export function clearDeadText(wasm) {
   const wat = module.emitText();
   module.dispose();
   for (const m of wat.matchAll(/i32\.const (-?\d+)|offset=(\d+)/g)) refs.add(Number(m[1] ?? m[2]) >>> 0);
+  // A word in the data is an address only if the data around it can be reached: an address points at
+  // most WINDOW bytes before it (the start of the struct that holds it, such as a panic's Location with
+  // its file name). Until nothing changes, as reaching a struct can reach another.
   const view = new DataView(bytes.buffer);
-  for (const s of segs) for (let i = s.start; i + 4 <= s.end; i++) refs.add(view.getUint32(i, true));
-  const sorted = [...refs].sort((a, b) => a - b);
-  const firstAtOrAfter = (x) => {
-    let lo = 0, hi = sorted.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if (sorted[mid] < x) lo = mid + 1;
-      else hi = mid;
+  const words = [];
+  for (const s of segs) for (let i = s.start; i + 4 <= s.end; i++) words.push([s.address + (i - s.start), view.getUint32(i, true)]);
+  let sorted, changed = true;
+  while (changed) {
+    sorted = [...refs].sort((a, b) => a - b);
+    changed = false;
+    for (const [at, value] of words) {
+      if (refs.has(value)) continue;
+      const r = firstAtOrAfter(sorted, at - WINDOW);
+      if (r !== undefined && r <= at) {
+        refs.add(value);
+        changed = true;
+      }
     }
-    return sorted[lo];
-  };
+  }
   const cleared = [];
   for (const seg of segs) {
     let i = seg.start;
@@ -108,7 +127,7 @@ export function clearDeadText(wasm) {
       while (j < seg.end && bytes[j] !== 0) j++;
       // A blob: bytes between zeros. Its bytes before the first address that points into it are dead.
       const from = seg.address + (i - seg.start), to = seg.address + (j - seg.start);
-      const ref = firstAtOrAfter(from);
+      const ref = firstAtOrAfter(sorted, from);
       let dead = ref === undefined || ref >= to ? j - i : ref - from;
       // Up to the last byte of text: what follows the words (a pointer, say) stays as it was.
       while (dead > 0 && !/[\x20-\x7e\n]/.test(String.fromCharCode(bytes[i + dead - 1]))) dead--;

@@ -137,26 +137,17 @@ function relay(c, type) {
   if (c.types.has(type) || type === 'open' || type === 'error' || c.link.socket) return;
   const link = c.link;
   const s = slot(link, type);
-  const f =
-    type === link.hint
-      ? (e) => {
-          // The server's retry hint is policy: it goes through Rust, then to any listener.
-          c.last = e;
-          c.first ??= e;
-          link.s.input(HINT, hintMs(e.data));
-          if (s.l.length !== 0) deliver(link, type, s.l, e);
-          if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
-          if (link.until) until(link, e);
-        }
-      : (e) => {
-          c.last = e;
-          c.first ??= e;
-          const list = s.l;
-          if (list.length !== 0) deliver(link, type, list, e);
-          if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
-          if (link.until) until(link, e);
-        };
-  listen(c, type, f);
+  const hint = type === link.hint;
+  listen(c, type, (e) => {
+    c.last = e;
+    c.first ??= e;
+    // The server's retry hint is policy: it goes through Rust, then to any listener.
+    if (hint) link.s.input(HINT, hintMs(e.data));
+    const list = s.l;
+    if (list.length !== 0) deliver(link, type, list, e);
+    if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
+    if (link.until) until(link, e);
+  });
   c.types.add(type);
 }
 
@@ -383,7 +374,7 @@ export const probe = guard((link, id) => {
     link.s.input(PROBED, id, status, retryAfterMs(retryAfter));
   };
   fetch(link.pu ?? link.u, {
-    credentials: link.cred ? 'include' : 'same-origin',
+    credentials: link.withCredentials ? 'include' : 'same-origin',
     cache: 'no-store',
     headers: { Accept: 'text/event-stream' },
     signal: ac.signal,
@@ -502,9 +493,9 @@ function setCallback(link, name, f) {
 // ---- the public class -----------------------------------------------------------------------------------
 
 // The options: each name with its JavaScript type, or the names it may take. JavaScript checks the types
-// (a throwing getter throws to the caller, never through wasm) and hands Rust the values: numbers in this
-// order (booleans as 0 or 1, names as their index), a bit in `given` for each option given, then the
-// strings. Rust checks every value and holds every default.
+// (a throwing getter throws to the caller, never through wasm) and hands Rust the values in this order
+// (numbers as they are, booleans as 0 or 1, names as their index, strings as they are), with a bit in
+// `given` for each option given, then a probe URL. Rust checks every value and holds every default.
 const NUMBERS = [
   ['withCredentials', 'boolean'],
   ['reconnect', ['backoff', 'browser', false, true]],
@@ -520,8 +511,10 @@ const NUMBERS = [
   ['stallTimeoutMs', 'number'],
   ['minUptimeMs', 'number'],
   ['connectTimeoutMs', 'number'],
+  ['lastEventIdParam', 'string'],
+  ['retryHintEvent', 'string'],
+  ['heartbeatEvent', 'string'],
 ];
-const STRINGS = ['lastEventIdParam', 'retryHintEvent', 'heartbeatEvent'];
 
 export const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
 
@@ -555,7 +548,7 @@ export function readNumbers(options, numbers, others) {
     const meant = known.includes(k) ? null : misspelt(k, known);
     if (meant) fail(`unknown option '${k}' (did you mean '${meant}'?)`);
   }
-  const values = numbers.map(() => 0);
+  const values = new Array(numbers.length); // undefined where not given
   let given = 0;
   let probeUrl;
   numbers.forEach(([k, type], i) => {
@@ -575,7 +568,7 @@ export function readNumbers(options, numbers, others) {
             : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
       fail('option ' + k + ' must be ' + rule);
     }
-    values[i] = typeof type === 'string' ? +v : type.indexOf(v);
+    values[i] = type === 'string' ? v : typeof type === 'string' ? +v : type.indexOf(v);
     given |= 1 << i;
   });
   return { o, values, given, probeUrl };
@@ -588,8 +581,8 @@ export const linkOf = (me, url, st) => ({
   u: '', // the URL of the current or last attempt
   s: null,
   t: new Map(), // type -> { l: listener entries }
-  on: { open: null, message: null, error: null, close: null },
-  cb: { onstatus: null, onretry: null, ongiveup: null, onunauthorized: null },
+  on: {}, // the on<type> attributes set (null when unset)
+  cb: {}, // the callback properties set (null when unset)
   st: st ?? {},
   c: null,
   ev: null,
@@ -624,13 +617,8 @@ function start(me, url, options, st) {
   }
   // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
   if (typeof url !== 'function') url = `${url}`;
-  const { o, values, given, probeUrl } = readNumbers(options, NUMBERS, [...STRINGS, 'until', 'share']);
-  // The strings follow the numbers, as they are (undefined when not given): Rust checks them in place.
-  const strings = [...STRINGS.map((k) => o[k] ?? undefined), probeUrl];
-  strings.forEach((v, i) => {
-    if (v !== undefined && typeof v !== 'string') fail('option ' + STRINGS[i] + ' must be a string');
-  });
-  values.push(...strings);
+  const { o, values, given, probeUrl } = readNumbers(options, NUMBERS, ['until', 'share']);
+  values.push(probeUrl);
   const until = o.until;
   if (until != null && typeof until !== 'function') fail('option until must be a function');
   const share = o.share;
@@ -640,9 +628,9 @@ function start(me, url, options, st) {
   if (share === true && typeof url === 'function') fail('option share needs a name (share: "feed") with a url function');
   const link = linkOf(me, url, st);
   link.until = until ?? null;
-  link.cred = values[0] === 1;
-  // As Rust checks them: the shell reads none of these back.
-  [link.lp, link.hint, link.beat, link.pu] = strings;
+  link.withCredentials = values[0] === 1; // the link is the EventSourceInit Rust creates sources with
+  // The strings, as Rust checks them: the shell reads none of these back.
+  [link.lp, link.hint, link.beat, link.pu] = values.slice(14);
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
   // Then what Rust reads after the options (`at` in src/web/mod.rs): the bits given, the id to resume from, start.
@@ -664,8 +652,8 @@ export function dress(Class, link, attributes, callbacks, states) {
   const proto = Class.prototype;
   const props = (names, get, set) =>
     Object.fromEntries(names.map((n) => [n, { get() { return get(link(this), n); }, set(f) { set(link(this), n, f); }, enumerable: true, configurable: true }]));
-  Object.defineProperties(proto, props(attributes.map((t) => 'on' + t), (l, n) => l.on[n.slice(2)], (l, n, f) => setAttribute(l, n.slice(2), f)));
-  Object.defineProperties(proto, props(callbacks, (l, n) => l.cb[n], setCallback));
+  Object.defineProperties(proto, props(attributes.map((t) => 'on' + t), (l, n) => l.on[n.slice(2)] ?? null, (l, n, f) => setAttribute(l, n.slice(2), f)));
+  Object.defineProperties(proto, props(callbacks, (l, n) => l.cb[n] ?? null, setCallback));
   const methods = {
     addEventListener(type, listener, options) {
       add(link(this), type, listener, options);
@@ -812,7 +800,7 @@ export class ManagedEventSource {
     return num(this.#l, 2);
   }
   get withCredentials() {
-    return this.#l.cred;
+    return this.#l.withCredentials;
   }
   /** Whether this instance holds the connection (with share, one instance of all that share it does). */
   get leader() {

@@ -60,10 +60,10 @@ extern "C" {
     /// `&str`, which would copy the URL into wasm memory and back.
     #[wasm_bindgen(extends = EventSource, js_name = EventSource)]
     pub(crate) type NewSource;
-    /// `new EventSource(url, init)`; throws a `SyntaxError` for an invalid URL.
+    /// `new EventSource(url, init)`; throws a `SyntaxError` for an invalid URL. `init` is the link, whose
+    /// `withCredentials` is the option's (an `EventSourceInit` reads nothing else).
     #[wasm_bindgen(catch, constructor, js_class = "EventSource")]
-    pub(crate) fn new(url: &JsValue, init: &web_sys::EventSourceInit)
-        -> Result<NewSource, JsValue>;
+    pub(crate) fn new(url: &JsValue, init: &JsValue) -> Result<NewSource, JsValue>;
 }
 
 #[cfg(feature = "websocket")]

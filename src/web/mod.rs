@@ -17,15 +17,17 @@ use wasm_bindgen::prelude::*;
 use crate::ladder::Strategy;
 use crate::machine::Config;
 use crate::options::{ErrorKind, OptionError, Options, Reconnect, Text};
-use shell::{Settings, Shared};
+use shell::Shared;
 
 fn throw(e: OptionError) -> JsValue {
     js::error(e.kind == ErrorKind::Range, e.option, e.rule)
 }
 
-/// The positions of the options in `Shell::new`'s `values`: the numbers (the order of `NUMBERS` in
-/// `api.js`), then the strings (`STRINGS`, then a probe URL).
+/// The positions of the options in `shell`'s `values`: the order of `NUMBERS` in `api.js` (the numbers,
+/// then the strings), then a probe URL.
 mod at {
+    /// `withCredentials`: the JavaScript half reads it and hands it to EventSource itself.
+    #[allow(dead_code)]
     pub const WITH_CREDENTIALS: usize = 0;
     pub const RECONNECT: usize = 1;
     pub const JITTER: usize = 2;
@@ -119,15 +121,16 @@ fn text(values: &JsValue, i: usize) -> Option<JsValue> {
 /// its bit of `given` is set; booleans are 0 or 1, and `reconnect` and `jitter` the index of their name; a
 /// string option is `undefined` when not given. The JavaScript half has checked the JavaScript types; every
 /// value is checked here.
-/// Gives the machine's configuration and `withCredentials`.
-fn read_options(values: &JsValue, given: u32) -> Result<(Config, bool), JsValue> {
+/// Gives the machine's configuration.
+fn read_options(values: &JsValue, given: u32) -> Result<Config, JsValue> {
     let d = Options::default();
     let n = Given {
         numbers: values,
         given,
     };
     let o = Options {
-        with_credentials: n.flag(at::WITH_CREDENTIALS, d.with_credentials),
+        // The JavaScript half hands it to EventSource itself (see `js::NewSource`).
+        with_credentials: d.with_credentials,
         reconnect: match n.number(at::RECONNECT, 0.0) as u8 {
             1 => Reconnect::Browser,
             2 => Reconnect::Never,
@@ -150,7 +153,7 @@ fn read_options(values: &JsValue, given: u32) -> Result<(Config, bool), JsValue>
         min_uptime_ms: n.number(at::MIN_UPTIME_MS, d.min_uptime_ms),
         connect_timeout_ms: n.number(at::CONNECT_TIMEOUT_MS, d.connect_timeout_ms),
     };
-    Ok((config_of(&o)?, o.with_credentials))
+    config_of(&o)
 }
 
 /// The Rust half of one stream. Not part of the public API: `ManagedEventSource` (in `api.js`) holds one,
@@ -184,12 +187,8 @@ impl Shell {
 #[wasm_bindgen]
 pub fn shell(link: JsValue, values: &JsValue) -> Result<u32, JsValue> {
     let given = js::number(values, at::GIVEN as u32) as u32;
-    let (config, with_credentials) = read_options(values, given)?;
-    let settings = Settings {
-        transport: shell::Transport::Events,
-        with_credentials,
-    };
-    let shared = Shared::new(config, settings, link);
+    let config = read_options(values, given)?;
+    let shared = Shared::new(config, shell::Transport::Events, link);
     if let Some(id) = text(values, at::RESUME_FROM) {
         shared.get_mut().machine.resume_from(id);
     }
@@ -332,15 +331,12 @@ mod socket_exports {
                 list.iter().map(|c| *c as u16).collect()
             }
         };
-        let settings = Settings {
-            transport: shell::Transport::Socket {
-                protocols,
-                codes,
-                outbox: Outbox::new(queue),
-            },
-            with_credentials: false,
+        let transport = shell::Transport::Socket {
+            protocols,
+            codes,
+            outbox: Outbox::new(queue),
         };
-        let shared = Shared::new(config, settings, link);
+        let shared = Shared::new(config, transport, link);
         shared.start()?;
         Ok(Shell { shared }.into_address())
     }

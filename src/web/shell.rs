@@ -16,7 +16,6 @@ use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use wasm_bindgen::JsValue;
-use web_sys::EventSourceInit;
 
 use super::js::{self, Connection, Page, Source, Timer};
 use crate::ladder::{Random, SplitMix64};
@@ -69,16 +68,10 @@ pub(crate) enum Transport {
     },
 }
 
-/// What a client was built with, besides the machine's [`Config`].
-pub(crate) struct Settings {
-    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-    pub transport: Transport,
-    pub with_credentials: bool,
-}
-
 pub(crate) struct Core {
     pub machine: Machine<SplitMix64, JsValue>,
-    pub settings: Settings,
+    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
+    pub transport: Transport,
     /// The JavaScript half of this client; `None` once closed.
     link: Option<JsValue>,
     /// Whether a source has been created (a URL that fails later is reported, not thrown).
@@ -108,13 +101,14 @@ fn trap() -> ! {
     core::arch::wasm32::unreachable()
 }
 
-/// One seed per client, from the platform's random source.
+/// One seed per client, from the platform's random source (`crypto.getRandomValues`); where there is
+/// none, from the clock, which differs from page to page in its fractions of a millisecond.
 fn seed() -> u64 {
     let mut bytes = [0u8; 8];
     if getrandom::fill(&mut bytes).is_ok() {
         u64::from_le_bytes(bytes)
     } else {
-        (js_sys::Math::random() * 9_007_199_254_740_992.0) as u64
+        js::now().to_bits()
     }
 }
 
@@ -131,14 +125,14 @@ impl Shared {
         self.core.try_borrow_mut().unwrap_or_else(|_| trap())
     }
 
-    pub(crate) fn new(config: Config, settings: Settings, link: JsValue) -> Shared {
+    pub(crate) fn new(config: Config, transport: Transport, link: JsValue) -> Shared {
         let mut rng = SplitMix64::new(seed());
         // Mix once so that nearby seeds do not start nearby.
         let _ = rng.next_u64();
         Shared {
             core: RefCell::new(Core {
                 machine: Machine::with_ids(config, rng),
-                settings,
+                transport,
                 link: Some(link),
                 opened: false,
                 connection: None,
@@ -329,7 +323,7 @@ impl Shared {
                 // A socket sends what waited for it before anyone hears it is open.
                 #[cfg(feature = "websocket")]
                 {
-                    let queued = match &mut self.get_mut().settings.transport {
+                    let queued = match &mut self.get_mut().transport {
                         Transport::Socket { outbox, .. } => outbox.take(),
                         Transport::Events => 0,
                     };
@@ -362,8 +356,7 @@ impl Shared {
         } else {
             JsValue::UNDEFINED
         };
-        let with_credentials = self.get().settings.with_credentials;
-        let source = js::url_of(&link, &id).and_then(|url| self.connect(&url, with_credentials));
+        let source = js::url_of(&link, &id).and_then(|url| self.connect(&url, &link));
         let source = match source {
             Ok(s) => s,
             Err(e) => {
@@ -401,21 +394,19 @@ impl Shared {
         drop(old);
     }
 
-    /// A new source for `url`.
-    fn connect(&self, url: &JsValue, with_credentials: bool) -> Result<Source, JsValue> {
+    /// A new source for `url`; `link` carries `withCredentials`.
+    fn connect(&self, url: &JsValue, link: &JsValue) -> Result<Source, JsValue> {
         #[cfg(feature = "websocket")]
-        if let Transport::Socket { protocols, .. } = &self.get().settings.transport {
+        if let Transport::Socket { protocols, .. } = &self.get().transport {
             return js::NewSocket::new(url, protocols).map(|ws| Source::Socket(ws.into()));
         }
-        let init = EventSourceInit::new();
-        init.set_with_credentials(with_credentials);
-        js::NewSource::new(url, &init).map(|es| Source::Events(es.into()))
+        js::NewSource::new(url, link).map(|es| Source::Events(es.into()))
     }
 
     /// A socket closed with `code`; `clean` when it closed with a handshake.
     #[cfg(feature = "websocket")]
     pub(crate) fn socket_closed(&self, code: u16, clean: bool) {
-        let close = match &self.get().settings.transport {
+        let close = match &self.get().transport {
             Transport::Socket { codes, .. } => crate::socket::after_close(clean, code, codes),
             Transport::Events => return,
         };
@@ -430,7 +421,7 @@ impl Shared {
     /// Room in the queue for a message sent while disconnected: 0 yes, 1 not queuing, 2 full.
     #[cfg(feature = "websocket")]
     pub(crate) fn enqueue(&self) -> u32 {
-        match &mut self.get_mut().settings.transport {
+        match &mut self.get_mut().transport {
             Transport::Socket { outbox, .. } => match outbox.push() {
                 Ok(()) => 0,
                 Err(crate::socket::Refused::NotQueuing) => 1,

@@ -5,11 +5,13 @@
 // await and no file for a bundler to copy.
 //
 // Written from the format's description (Igor Pavlov's LZMA SDK, lzma-specification.txt): a range decoder
-// over adaptive bit probabilities, literals coded against the previous byte, and matches whose lengths and
-// distances have probability trees of their own, with the last four distances kept for repeats.
+// over adaptive bit probabilities, literals, and matches whose lengths and distances have probability trees
+// of their own, with the last four distances kept for repeats. It reads the streams the build writes, whose
+// literal and position context bits are 0 (lc = lp = pb = 0, see scripts/build.mjs): one set of literal
+// probabilities, one position state.
 
 /** Where each group of probabilities starts in one array (see `unlzma`). */
-const IS_MATCH = 0, // [state][posState]: 12 * 16
+const IS_MATCH = 0, // [state][posState]: 12 * 16 (posState is always 0 here)
   IS_REP = 192, // [state]
   IS_REP_G0 = 204,
   IS_REP_G1 = 216,
@@ -20,19 +22,15 @@ const IS_MATCH = 0, // [state][posState]: 12 * 16
   ALIGN = 803, // the low 4 bits of longer distances: 16
   LEN = 819, // match lengths: choice, choice 2, low [16][8], mid [16][8], high [256]: 514
   REP_LEN = 1333, // repeat lengths, the same
-  LITERAL = 1847; // [(pos, previous byte) context][0x300]
+  LITERAL = 1847; // [0x300] (no context: lc = lp = 0)
 
 /**
- * Decodes an LZMA stream: `src` is the .lzma format (a properties byte, the dictionary size, the size, then
- * the range-coded data); `size` is how many bytes it decodes to. It does not check the stream: the build
- * decodes what it inlines with this function and compares.
+ * Decodes an LZMA stream: `src` is the .lzma format (a properties byte, which must say lc = lp = pb = 0, the
+ * dictionary size, the size, then the range-coded data); `size` is how many bytes it decodes to. It does
+ * not check the stream: the build decodes what it inlines with this function and compares.
  */
 export function unlzma(src, size) {
-  let props = src[0];
-  const lc = props % 9;
-  props = (props / 9) | 0;
-  const lp = props % 5, pb = (props / 5) | 0;
-  const probs = new Uint16Array(LITERAL + (0x300 << (lc + lp))).fill(1024);
+  const probs = new Uint16Array(LITERAL + 0x300).fill(1024);
   const out = new Uint8Array(size);
   // The range decoder; the data start after the 13-byte header, with a first byte that is always 0.
   let pos = 14, range = 0xffffffff, code = 0;
@@ -85,21 +83,13 @@ export function unlzma(src, size) {
     }
     return v;
   };
-  // A length, less 2: 0-7, 8-15 for this position's state, else 16-271.
-  const length = (base, posState) =>
-    bit(base) === 0
-      ? tree(base + 2 + (posState << 3), 3)
-      : bit(base + 1) === 0
-        ? 8 + tree(base + 130 + (posState << 3), 3)
-        : 16 + tree(base + 258, 8);
+  // A length, less 2: 0-7, 8-15, else 16-271 (for position state 0).
+  const length = (base) =>
+    bit(base) === 0 ? tree(base + 2, 3) : bit(base + 1) === 0 ? 8 + tree(base + 130, 3) : 16 + tree(base + 258, 8);
 
-  const pbMask = (1 << pb) - 1, lpMask = (1 << lp) - 1;
   let state = 0, rep0 = 0, rep1 = 0, rep2 = 0, rep3 = 0, n = 0;
   while (n < size) {
-    const posState = n & pbMask;
-    if (bit(IS_MATCH + (state << 4) + posState) === 0) {
-      const prev = n > 0 ? out[n - 1] : 0;
-      const base = LITERAL + 0x300 * (((n & lpMask) << lc) + (prev >> (8 - lc)));
+    if (bit(IS_MATCH + (state << 4)) === 0) {
       let sym = 1;
       if (state >= 7) {
         // After a match, the byte the match would have continued with guides the first bits.
@@ -107,12 +97,12 @@ export function unlzma(src, size) {
         while (sym < 0x100) {
           const mb = (match >> 7) & 1;
           match <<= 1;
-          const b = bit(base + ((1 + mb) << 8) + sym);
+          const b = bit(LITERAL + ((1 + mb) << 8) + sym);
           sym = (sym << 1) | b;
           if (mb !== b) break;
         }
       }
-      while (sym < 0x100) sym = (sym << 1) | bit(base + sym);
+      while (sym < 0x100) sym = (sym << 1) | bit(LITERAL + sym);
       out[n++] = sym;
       state = state < 4 ? 0 : state < 10 ? state - 3 : state - 6;
       continue;
@@ -120,7 +110,7 @@ export function unlzma(src, size) {
     let len;
     if (bit(IS_REP + state)) {
       if (bit(IS_REP_G0 + state) === 0) {
-        if (bit(IS_REP0_LONG + (state << 4) + posState) === 0) {
+        if (bit(IS_REP0_LONG + (state << 4)) === 0) {
           // One byte from the last distance.
           state = state < 7 ? 9 : 11;
           out[n] = out[n - rep0 - 1];
@@ -138,13 +128,13 @@ export function unlzma(src, size) {
         rep1 = rep0;
         rep0 = d;
       }
-      len = length(REP_LEN, posState);
+      len = length(REP_LEN);
       state = state < 7 ? 8 : 11;
     } else {
       rep3 = rep2;
       rep2 = rep1;
       rep1 = rep0;
-      len = length(LEN, posState);
+      len = length(LEN);
       state = state < 7 ? 7 : 10;
       const slot = tree(POS_SLOT + (Math.min(len, 3) << 6), 6);
       if (slot < 4) rep0 = slot;
