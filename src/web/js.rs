@@ -9,6 +9,8 @@ use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 use web_sys::EventSource;
 
+// Numbers cross to JavaScript as `f64`, which it takes as they are: a `u32` or a `bool` argument would make
+// wasm-bindgen wrap the import in a converting function of the glue.
 #[wasm_bindgen(module = "/src/web/api.js")]
 extern "C" {
     /// Listens to a new source: the relay for ordinary events, and the open, error and retry-hint events,
@@ -19,32 +21,32 @@ extern "C" {
     pub(crate) fn detach(connection: &JsValue);
     /// The `lastEventId` of the connection's first (0) or last (1) event; `undefined` before any.
     #[wasm_bindgen(js_name = eventId)]
-    pub(crate) fn event_id(connection: &JsValue, which: u32) -> JsValue;
+    pub(crate) fn event_id(connection: &JsValue, which: f64) -> JsValue;
     /// An id's length once encoded as `encodeURIComponent` encodes it (0 for `undefined`), as
     /// [`crate::resume::encoded_len`] counts it.
     #[wasm_bindgen(js_name = encodedLen)]
     pub(crate) fn encoded_len(id: &JsValue) -> u32;
     /// Calls the user's callbacks. Never throws.
-    pub(crate) fn notify(link: &JsValue, what: u32, a: u32, b: u32);
+    pub(crate) fn notify(link: &JsValue, what: f64, a: f64, b: f64);
     /// The URL of the next attempt, carrying `resume_from` in the `lastEventIdParam` parameter unless it is
     /// `undefined`; throws what a URL function throws.
     #[wasm_bindgen(catch, js_name = urlOf)]
     pub(crate) fn url_of(link: &JsValue, resume_from: &JsValue) -> Result<JsValue, JsValue>;
     /// `setTimeout(() => shell.input(what), ms)`.
-    fn arm(link: &JsValue, ms: u32, what: u32) -> JsValue;
+    fn arm(link: &JsValue, ms: f64, what: f64) -> JsValue;
     fn disarm(id: &JsValue);
-    /// Page listeners that feed the shell; `unwatch` removes them.
-    pub(crate) fn watch(link: &JsValue, visible: bool, online: bool) -> JsValue;
+    /// Page listeners that feed the shell (`visible` and `online` 1 or 0); `unwatch` removes them.
+    pub(crate) fn watch(link: &JsValue, visible: f64, online: f64) -> JsValue;
     fn unwatch(listeners: &JsValue);
     /// Whether an event arrived on the connection since the last call (the stall watchdog).
     pub(crate) fn active(connection: &JsValue) -> bool;
     /// Fetches the probe URL (the option's, else the last attempt's) once, aborted when the headers arrive
     /// (or after 10 s), then `shell.probed(id, ...)`.
-    pub(crate) fn probe(link: &JsValue, id: u32);
+    pub(crate) fn probe(link: &JsValue, id: f64);
     /// Element `i` of the option values the JavaScript half read (`Shell::new`), as a number and as it is.
-    pub(crate) fn number(values: &JsValue, i: u32) -> f64;
+    pub(crate) fn number(values: &JsValue, i: f64) -> f64;
     #[wasm_bindgen(js_name = number)]
-    pub(crate) fn item(values: &JsValue, i: u32) -> JsValue;
+    pub(crate) fn item(values: &JsValue, i: f64) -> JsValue;
     /// `performance.now()`: the machine's clock.
     pub(crate) fn now() -> f64;
     /// Reports an error as the browser reports one thrown by a listener. Never throws.
@@ -128,7 +130,7 @@ pub(crate) struct Timer(JsValue);
 impl Timer {
     /// After `ms` (at most 2147483647, which the ladder guarantees), the shell gets input `what`.
     pub(crate) fn new(link: &JsValue, ms: u32, what: u32) -> Self {
-        Timer(arm(link, ms.min(i32::MAX as u32), what))
+        Timer(arm(link, ms.min(i32::MAX as u32) as f64, what as f64))
     }
 }
 

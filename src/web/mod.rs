@@ -62,7 +62,7 @@ struct Given<'a> {
 impl Given<'_> {
     fn number(&self, i: usize, default: f64) -> f64 {
         if self.given & (1 << i) != 0 {
-            js::number(self.numbers, i as u32)
+            js::number(self.numbers, i as f64)
         } else {
             default
         }
@@ -113,7 +113,7 @@ impl Text for JsValue {
 
 /// A string option: `values[i]`, or `None` when it was not given (`undefined`).
 fn text(values: &JsValue, i: usize) -> Option<JsValue> {
-    let v = js::item(values, i as u32);
+    let v = js::item(values, i as f64);
     (!v.is_undefined()).then_some(v)
 }
 
@@ -186,13 +186,13 @@ impl Shell {
 /// opening the first source threw (an invalid URL, a throwing URL function).
 #[wasm_bindgen]
 pub fn shell(link: JsValue, values: &JsValue) -> Result<u32, JsValue> {
-    let given = js::number(values, at::GIVEN as u32) as u32;
+    let given = js::number(values, at::GIVEN as f64) as u32;
     let config = read_options(values, given)?;
     let shared = Shared::new(config, shell::Transport::Events, link);
     if let Some(id) = text(values, at::RESUME_FROM) {
         shared.get_mut().machine.resume_from(id);
     }
-    if js::number(values, at::START as u32) == 1.0 {
+    if js::number(values, at::START as f64) == 1.0 {
         shared.start()?;
     }
     Ok(Shell { shared }.into_address())

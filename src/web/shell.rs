@@ -159,7 +159,12 @@ impl Shared {
         let mut core = self.get_mut();
         let config = *core.machine.config();
         if let Some(link) = &core.link {
-            let page = js::watch(link, config.wake_on_visible, config.wake_on_online);
+            let flag = |b: bool| b as u8 as f64;
+            let page = js::watch(
+                link,
+                flag(config.wake_on_visible),
+                flag(config.wake_on_online),
+            );
             core.page = Some(Page(page));
         }
         Ok(())
@@ -207,9 +212,9 @@ impl Shared {
     pub(crate) fn sync_ids(&self) {
         let mut core = self.get_mut();
         let seen = core.connection.as_ref().and_then(|c| {
-            let last = js::event_id(&c.record, 1);
+            let last = js::event_id(&c.record, 1.0);
             (!last.is_undefined()).then(|| Input::Seen {
-                first: js::event_id(&c.record, 0),
+                first: js::event_id(&c.record, 0.0),
                 last,
             })
         });
@@ -277,7 +282,7 @@ impl Shared {
             return;
         }
         if let Some(link) = self.link() {
-            js::notify(&link, what, a, b);
+            js::notify(&link, what as f64, a as f64, b as f64);
         }
     }
 
@@ -309,7 +314,7 @@ impl Shared {
             }
             Command::Probe { id } => {
                 if let Some(link) = self.link() {
-                    js::probe(&link, id);
+                    js::probe(&link, id as f64);
                 }
             }
             Command::Unauthorized { status } => self.notify(note::UNAUTHORIZED, status as u32, 0),

@@ -34,8 +34,15 @@ export function unlzma(src, size) {
   const out = new Uint8Array(size);
   // The range decoder; the data start after the 13-byte header, with a first byte that is always 0.
   let pos = 14, range = 0xffffffff, code = 0;
-  const next = () => src[pos++];
-  for (let i = 0; i < 4; i++) code = ((code << 8) | next()) >>> 0;
+  const next = () => (code = ((code << 8) | src[pos++]) >>> 0);
+  for (let i = 0; i < 4; i++) next();
+  // Keeps the range at 24 bits or more.
+  const norm = () => {
+    if (range < 0x1000000) {
+      range = (range << 8) >>> 0;
+      next();
+    }
+  };
   const bit = (i) => {
     const p = probs[i], bound = (range >>> 11) * p;
     let b;
@@ -49,10 +56,7 @@ export function unlzma(src, size) {
       probs[i] = p - (p >> 5);
       b = 1;
     }
-    if (range < 0x1000000) {
-      range = (range << 8) >>> 0;
-      code = ((code << 8) | next()) >>> 0;
-    }
+    norm();
     return b;
   };
   const tree = (base, n) => {
@@ -76,10 +80,7 @@ export function unlzma(src, size) {
       const b = code >= range ? 1 : 0;
       if (b) code -= range;
       v = ((v << 1) | b) >>> 0;
-      if (range < 0x1000000) {
-        range = (range << 8) >>> 0;
-        code = ((code << 8) | next()) >>> 0;
-      }
+      norm();
     }
     return v;
   };
@@ -145,7 +146,7 @@ export function unlzma(src, size) {
         else d += direct(k - 4) * 16 + reverse(ALIGN, 4);
         rep0 = d >>> 0;
       }
-      if (rep0 === 0xffffffff) break; // the end marker
+      // (The stream's end marker is never read: the loop stops at `size`.)
     }
     for (let end = Math.min(n + len + 2, size); n < end; n++) out[n] = out[n - rep0 - 1];
   }
