@@ -189,7 +189,7 @@ async function buildModule({ name, features, entry }) {
   const pruned = pruneImports(readFileSync(gluePath, 'utf8'), clean.wasm);
   writeFileSync(gluePath, pruned.glue);
   say(`dropped ${pruned.dropped} of the glue's import functions the optimized module no longer imports`);
-  say(`zeroed ${clean.cleared.reduce((n, s) => n + s.length, 0)} bytes of text nothing refers to: ${clean.cleared.map((s) => JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)).join(', ')}`);
+  say(`zeroed ${clean.cleared.reduce((n, s) => n + s.length, 0)} bytes of text nothing reads: ${clean.cleared.map((s) => JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)).join(', ')}`);
 
   const wasm = readFileSync(wasmPath);
   const packed = compress(wasm);

@@ -1,4 +1,5 @@
-// Clears text in a wasm module's data that nothing refers to any more.
+// Clears text in a wasm module's data that nothing reads: what nothing refers to any more, and the source
+// file names of panics.
 //
 // rustc lays out the module's read-only data before wasm-opt runs, and keeps there the messages of panics
 // and failed allocations, the source paths that go with them, and the digit table that formats their
@@ -139,8 +140,22 @@ export function clearDeadText(wasm) {
       i = j;
     }
   }
+  // Source file names, wherever they are: only a panic's Location carries one, and the shipped build's
+  // panic handler reads nothing of a panic (src/lib.rs), so whether or not something still points at them,
+  // nothing reads them.
+  for (const seg of segs) {
+    const text = Buffer.from(bytes.subarray(seg.start, seg.end)).toString('latin1');
+    for (const m of text.matchAll(SOURCE_FILE)) {
+      cleared.push(m[0]);
+      bytes.fill(0, seg.start + m.index, seg.start + m.index + m[0].length);
+    }
+  }
   return { wasm: bytes, cleared };
 }
+
+/** The name of a Rust source file as rustc records it: in the standard library, in a crate from the
+ * registry, or in this crate. */
+const SOURCE_FILE = /\/rustc\/[0-9a-f]{40}\/library\/[\w/.-]+?\.rs|\/[\w/.-]*?\/\.cargo\/registry\/[\w/.-]+?\.rs|\bsrc\/[\w/]+?\.rs/g;
 
 /** core's table of the decimal digit pairs 00 to 99. */
 const DIGITS = Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join('');

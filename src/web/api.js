@@ -386,6 +386,8 @@ export const probe = guard((link, id) => {
 
 /** Element `i` of the option values `start` gives, for Rust. */
 export const number = (numbers, i) => numbers[i];
+/** The same, for a value Rust takes as it is (a string option, the id to resume from). */
+export const item = number;
 
 /** The machine's clock. */
 export const now = guard(() => performance.now());

@@ -45,7 +45,6 @@ extern "C" {
     pub(crate) fn probe(link: &JsValue, id: f64);
     /// Element `i` of the option values the JavaScript half read (`Shell::new`), as a number and as it is.
     pub(crate) fn number(values: &JsValue, i: f64) -> f64;
-    #[wasm_bindgen(js_name = number)]
     pub(crate) fn item(values: &JsValue, i: f64) -> JsValue;
     /// `performance.now()`: the machine's clock.
     pub(crate) fn now() -> f64;
