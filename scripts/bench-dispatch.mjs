@@ -12,7 +12,8 @@
 // one message per EventSource event to the driver, which skews every EventSource client; see
 // TOOLCHAIN.md), and the page posts its timings back to this server.
 //
-//   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--write]
+//   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--clients a,b] [--write]
+//   --clients runs only the clients named (and their baselines), for a quick comparison;
 //   --write replaces the section between <!-- dispatch:begin --> and <!-- dispatch:end --> in README.md.
 
 import http from 'node:http';
@@ -43,6 +44,10 @@ const CLIENTS = {
 };
 /** Each client's baseline: native EventSource with onmessage, or for sockets the native WebSocket. */
 const baselineOf = (name) => (name.includes('WebSocket') ? 'native WebSocket onmessage' : 'native onmessage');
+const only = arg('clients', null)?.split(',');
+if (only?.some((name) => !CLIENTS[name])) throw new Error(`bench:dispatch: --clients takes names from: ${Object.keys(CLIENTS).join(', ')}`);
+/** The clients this run times. */
+const RUN = Object.keys(CLIENTS).filter((name) => !only || only.includes(name) || only.some((o) => baselineOf(o) === name));
 
 const page = `<!doctype html><meta charset="utf-8"><title>dispatch bench</title>
 <script type="module">
@@ -98,7 +103,7 @@ function blast(n) {
 export async function benchDispatch() {
   const plan = [];
   for (let k = 0; k < rounds; k++) {
-    for (const n of sizes) plan.push(...shuffle(Object.keys(CLIENTS).map((name) => ({ name, n, k }))));
+    for (const n of sizes) plan.push(...shuffle(RUN.map((name) => ({ name, n, k }))));
   }
   let done;
   const finished = new Promise((r) => (done = r));
@@ -180,7 +185,7 @@ export function summarise(results) {
   for (const n of sizes) {
     const of = (name) => results.filter((r) => r.name === name && r.n === n);
     const rate = (r) => ((n - 1) / r.ms) * 1000;
-    for (const name of Object.keys(CLIENTS)) {
+    for (const name of RUN) {
       const rs = of(name).map(rate);
       const base = of(baselineOf(name));
       const paired = of(name).flatMap((r) => base.filter((b) => b.k === r.k).map((b) => rate(r) / rate(b)));
@@ -205,7 +210,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error('bench:dispatch: pkg/index.js is missing; run npm run build first');
     process.exit(1);
   }
-  console.log(`[bench:dispatch] ${rounds} rounds x ${sizes.join(', ')} events x ${Object.keys(CLIENTS).length} clients`);
+  console.log(`[bench:dispatch] ${rounds} rounds x ${sizes.join(', ')} events x ${RUN.length} clients`);
+  if (only && process.argv.includes('--write')) throw new Error('bench:dispatch: --write needs every client');
   const { results, ua } = await benchDispatch();
   const md = table(summarise(results), ua);
   console.log('\n' + md);

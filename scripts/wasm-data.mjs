@@ -16,20 +16,10 @@
 // in it, then words); the test suite runs on the module as cleared.
 
 import binaryen from 'binaryen';
+import { leb } from './wasm-names.mjs';
 
 const MIN = 8;
 const WINDOW = 16;
-
-/** Reads an unsigned LEB128 at `at`; returns [value, next offset]. */
-function leb(bytes, at) {
-  let value = 0, shift = 0, b;
-  do {
-    b = bytes[at++];
-    value += (b & 0x7f) * 2 ** shift;
-    shift += 7;
-  } while (b & 0x80);
-  return [value, at];
-}
 
 /** Reads a signed LEB128 (an i32.const) at `at`; returns [value, next offset]. */
 function sleb(bytes, at) {

@@ -5,7 +5,7 @@
 // and the hex digits do not compress. Measured on the first lean build: about 1 kB of a page's gzip.
 
 /** Reads an unsigned LEB128 at `at`; returns [value, next offset]. */
-function leb(bytes, at) {
+export function leb(bytes, at) {
   let v = 0, shift = 0, b;
   do {
     b = bytes[at++];

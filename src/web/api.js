@@ -14,9 +14,9 @@
 // Nothing here lets an exception reach Rust: every call of user code is caught and reported as a browser
 // reports an exception thrown by an event listener.
 
-/** Inputs of `Shell.input`; the same numbers as `input` in src/web/shell.rs. */
+/** Inputs of the shell's `input` (see `own`); the same numbers as `input` in src/web/shell.rs. */
 const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8, PROBED = 10;
-/** Questions `Shell.input` answers: `STATE + 0` the status's index, `+ 1` readyState, `+ 2` attempt, `+ 3`
+/** Questions the shell's `input` answers: `STATE + 0` the status's index, `+ 1` readyState, `+ 2` attempt, `+ 3`
  * live connections, timers and page listeners. */
 const STATE = 16;
 /** What the shell (or a shared instance's stand-in for it) answers to question `what` (0 to 3). */

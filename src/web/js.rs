@@ -41,9 +41,9 @@ extern "C" {
     /// Whether an event arrived on the connection since the last call (the stall watchdog).
     pub(crate) fn active(connection: &JsValue) -> bool;
     /// Fetches the probe URL (the option's, else the last attempt's) once, aborted when the headers arrive
-    /// (or after 10 s), then `shell.probed(id, ...)`.
+    /// (or after 10 s), then gives the shell its answer (`input`'s `PROBED`, with `id`).
     pub(crate) fn probe(link: &JsValue, id: f64);
-    /// Element `i` of the option values the JavaScript half read (`Shell::new`), as a number and as it is.
+    /// Element `i` of the option values the JavaScript half read (`shell`), as a number and as it is.
     pub(crate) fn number(values: &JsValue, i: f64) -> f64;
     pub(crate) fn item(values: &JsValue, i: f64) -> JsValue;
     /// `performance.now()`: the machine's clock.

@@ -21,7 +21,7 @@ use super::js::{self, Connection, Page, Source, Timer};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Config, Input, Machine, Status};
 
-/// Inputs from the JavaScript half (`Shell.input`); the same numbers as at the top of `api.js`.
+/// Inputs from the JavaScript half (the `input` export); the same numbers as at the top of `api.js`.
 pub(crate) mod input {
     pub const OPENED: u32 = 0;
     pub const FAILED: u32 = 1;
@@ -33,9 +33,9 @@ pub(crate) mod input {
     pub const RETRY_NOW: u32 = 7;
     pub const CLOSE: u32 = 8;
     pub const WATCHDOG: u32 = 9;
-    /// A probe's answer (see `Shell::input`).
+    /// A probe's answer (see the `input` export).
     pub const PROBED: u32 = 10;
-    /// Questions, answered by `Shell::input`'s result: the status's index, `readyState`, `attempt`, and
+    /// Questions, answered by the `input` export's result: the status's index, `readyState`, `attempt`, and
     /// how many connections, timers and page listeners are live (0 once closed; for tests).
     pub const STATUS: u32 = 16;
     pub const READY_STATE: u32 = 17;
@@ -113,7 +113,7 @@ fn seed() -> u64 {
 }
 
 impl Shared {
-    /// The core, borrowed. One call site for the borrow check, so one copy of its panic path.
+    /// The core, borrowed. One call site for the borrow check, so one copy of its trap.
     #[inline(never)]
     pub(crate) fn get(&self) -> core::cell::Ref<'_, Core> {
         self.core.try_borrow().unwrap_or_else(|_| trap())

@@ -6,7 +6,7 @@
 
 import { deliver, dress, fail, fire, guard, linkOf, listen, NAMES, num, own, readNumbers, slot, PREFIX } from './api.js';
 
-/** Inputs of `Shell.input`, as in api.js. */
+/** Inputs of the shell's `input`, as in api.js. */
 const OPENED = 0, RETRY_NOW = 7;
 
 /** Set by `defineSocket`: `socket(link, numbers, given, protocols, codes)` builds the Rust shell and returns
