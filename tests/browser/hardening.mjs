@@ -218,6 +218,35 @@ test('a retry hint counts with whitespace around its digits, and is ignored when
   eq(heard, ['5s'], 'the event still reaches its listeners');
 });
 
+test("each option rule's error carries its whole words in the shipped module", () => {
+  // The words are the core's (OptionError::message; a wasm-bindgen test holds the two halves to it). This
+  // holds them in the module as the package ships it, after the build has zeroed the text it finds no
+  // reader for (scripts/wasm-data.mjs).
+  const P = 'managed-eventsource: option ';
+  const cases = [
+    [{ baseMs: NaN }, RangeError, 'baseMs must be a finite number'],
+    [{ maxMs: -1 }, RangeError, 'maxMs must not be negative'],
+    [{ maxHintMs: 2 ** 31 }, RangeError, 'maxHintMs must be at most 2147483647 (the longest delay a browser timer honours)'],
+    [{ stallTimeoutMs: -1 }, RangeError, 'stallTimeoutMs must not be negative'],
+    [{ minUptimeMs: Infinity }, RangeError, 'minUptimeMs must be a finite number'],
+    [{ connectTimeoutMs: -5 }, RangeError, 'connectTimeoutMs must not be negative'],
+    [{ baseMs: 500, maxMs: 100 }, RangeError, 'maxMs must not be less than baseMs'],
+    [{ factor: Infinity }, RangeError, 'factor must be a finite number'],
+    [{ factor: 0.5 }, RangeError, 'factor must be at least 1'],
+    [{ maxAttempts: 1.5 }, RangeError, 'maxAttempts must be a whole number, 0 or more, or Infinity'],
+    [{ lastEventIdParam: '' }, TypeError, 'lastEventIdParam must be a non-empty string'],
+    [{ retryHintEvent: '' }, TypeError, 'retryHintEvent must be a non-empty string'],
+    [{ heartbeatEvent: 'error' }, TypeError, "heartbeatEvent must not be 'open' or 'error', which are the connection's own events"],
+    [{ retryHintEvent: 'open' }, TypeError, "retryHintEvent must not be 'open' or 'error', which are the connection's own events"],
+    [{ probe: '' }, TypeError, 'probe must be true, false or a non-empty URL'],
+  ];
+  for (const [options, kind, words] of cases) {
+    const e = throws(() => new ManagedEventSource(url('x'), options));
+    ok(e instanceof kind, `${JSON.stringify(options)}: ${e}`);
+    eq(e.message, P + words);
+  }
+});
+
 // ---- hostile inputs ----------------------------------------------------------------------------------
 
 test('hostile inputs: each throws a TypeError, a RangeError or the user\'s own error; none traps', async () => {
