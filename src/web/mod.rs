@@ -120,8 +120,7 @@ fn text(values: &JsValue, i: usize) -> Option<JsValue> {
 /// Builds the options from what the JavaScript half read (`values`, see [`at`]): a number counts only where
 /// its bit of `given` is set; booleans are 0 or 1, and `reconnect` and `jitter` the index of their name; a
 /// string option is `undefined` when not given. The JavaScript half has checked the JavaScript types; every
-/// value is checked here.
-/// Gives the machine's configuration.
+/// value is checked here. Gives the machine's configuration for them.
 fn read_options(values: &JsValue, given: u32) -> Result<Config, JsValue> {
     let d = Options::default();
     let n = Given {
