@@ -184,14 +184,13 @@ async function buildModule({ name, features, entry }) {
   // --low-memory-unused: nothing lives below 1 KB (rustc puts the stack first, growing down from 1 MB, and
   // the data after it), so wasm-opt may fold more addresses into the loads' offsets.
   optimize(wasmPath, ['--converge', '--strip-target-features', '--low-memory-unused']);
-  const clean = clearDeadText(readFileSync(wasmPath));
-  writeFileSync(wasmPath, clean.wasm);
-  const pruned = pruneImports(readFileSync(gluePath, 'utf8'), clean.wasm);
+  const { wasm, cleared } = clearDeadText(readFileSync(wasmPath));
+  writeFileSync(wasmPath, wasm);
+  say(`zeroed ${cleared.reduce((n, s) => n + s.length, 0)} bytes of text nothing reads: ${cleared.map((s) => JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)).join(', ')}`);
+  const pruned = pruneImports(readFileSync(gluePath, 'utf8'), wasm);
   writeFileSync(gluePath, pruned.glue);
   say(`dropped ${pruned.dropped} of the glue's import functions the optimized module no longer imports`);
-  say(`zeroed ${clean.cleared.reduce((n, s) => n + s.length, 0)} bytes of text nothing reads: ${clean.cleared.map((s) => JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)).join(', ')}`);
 
-  const wasm = readFileSync(wasmPath);
   const packed = compress(wasm);
   writeFileSync(
     join(work, 'wasm.js'),

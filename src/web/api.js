@@ -309,6 +309,9 @@ export function urlOf(link, id) {
 /** encodeURIComponent, with a lone surrogate (which it refuses) read as U+FFFD, as a USVString is. */
 const encode = (s) => encodeURIComponent(s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD'));
 
+/** An id's length in a reconnect URL, for Rust (`resume::encoded_len` counts the same); 0 for none. */
+export const encodedLen = (id) => (id ? encode(id).length : 0);
+
 /**
  * A query key as encodeURIComponent would write the bytes it stands for: `+` is a space, `%XX` a byte
  * (written back in capitals, or as the character for one it leaves alone), a malformed escape as it is.
@@ -326,9 +329,6 @@ const canonical = (key) =>
  * encodeURIComponent encodes them, any parameter already named `name` (however it is encoded, with or
  * without a value) replaced rather than repeated, empty parts dropped, and the fragment kept.
  */
-/** An id's length in a reconnect URL, for Rust (`resume::encoded_len` counts the same); 0 for none. */
-export const encodedLen = (id) => (id ? encode(id).length : 0);
-
 export function withParam(url, name, value) {
   const hash = url.includes('#') ? url.indexOf('#') : url.length;
   const [path, query = ''] = url.slice(0, hash).split(/\?(.*)/s);
@@ -631,8 +631,9 @@ function start(me, url, options, st) {
   const link = linkOf(me, url, st);
   link.until = until ?? null;
   link.withCredentials = values[0] === 1; // the link is the EventSourceInit Rust creates sources with
-  // The strings, as Rust checks them: the shell reads none of these back.
-  [link.lp, link.hint, link.beat, link.pu] = values.slice(14);
+  // The strings, as Rust checks them (the last three options, then the probe URL): the shell reads none of
+  // these back.
+  [link.lp, link.hint, link.beat, link.pu] = values.slice(-4);
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
   // Then what Rust reads after the options (`at` in src/web/mod.rs): the bits given, the id to resume from, start.
