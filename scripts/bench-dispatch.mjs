@@ -14,6 +14,8 @@
 //
 //   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--clients a,b] [--write]
 //   --clients runs only the clients named (and their baselines), for a quick comparison;
+//   --other DIR also times `ManagedEventSource` with `onmessage` from another build of the package in DIR
+//   (a copy of pkg/ made before a change), as the client 'other build onmessage';
 //   --write replaces the section between <!-- dispatch:begin --> and <!-- dispatch:end --> in README.md.
 
 import http from 'node:http';
@@ -33,27 +35,34 @@ const arg = (name, fallback) => {
 const rounds = Number(arg('rounds', 31));
 const sizes = arg('sizes', '20000,100000').split(',').map(Number);
 
+/** The client that --other adds. */
+const OTHER = 'other build onmessage';
 const CLIENTS = {
   'native onmessage': `(url, on) => { const es = new EventSource(url); es.onmessage = on; return () => es.close(); }`,
   'native addEventListener': `(url, on) => { const es = new EventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
   'reconnecting-eventsource 1.6.5': `(url, on) => { const es = new ReconnectingEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource onmessage': `(url, on) => { const es = new ManagedEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource addEventListener': `(url, on) => { const es = new ManagedEventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
+  [OTHER]: `(url, on) => { const es = new OtherEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'native WebSocket onmessage': `(url, on) => { const ws = new WebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
   'ManagedWebSocket onmessage': `(url, on) => { const ws = new ManagedWebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
 };
 /** Each client's baseline: native EventSource with onmessage, or for sockets the native WebSocket. */
 const baselineOf = (name) => (name.includes('WebSocket') ? 'native WebSocket onmessage' : 'native onmessage');
+const other = arg('other', null);
 const only = arg('clients', null)?.split(',');
 if (only?.some((name) => !CLIENTS[name])) throw new Error(`bench:dispatch: --clients takes names from: ${Object.keys(CLIENTS).join(', ')}`);
 /** The clients this run times. */
-const RUN = Object.keys(CLIENTS).filter((name) => !only || only.includes(name) || only.some((o) => baselineOf(o) === name));
+const RUN = Object.keys(CLIENTS).filter((name) =>
+  name === OTHER ? other : !only || only.includes(name) || only.some((o) => baselineOf(o) === name),
+);
 
 const page = `<!doctype html><meta charset="utf-8"><title>dispatch bench</title>
 <script type="module">
 import { ManagedEventSource } from '/pkg/index.js';
 import { ManagedWebSocket } from '/pkg/websocket.js';
 import ReconnectingEventSource from '/peer/reconnecting-eventsource.js';
+const { ManagedEventSource: OtherEventSource } = ${other ? "await import('/other/index.js')" : '{}'};
 const wsUrl = (url) => location.origin.replace(/^http/, 'ws') + url.replace('/blast', '/ws-blast');
 const clients = { ${Object.entries(CLIENTS).map(([k, v]) => `${JSON.stringify(k)}: ${v}`).join(',\n')} };
 const plan = await (await fetch('/plan')).json();
@@ -114,6 +123,9 @@ export async function benchDispatch() {
     if (url.pathname === '/plan') return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(plan));
     if (url.pathname === '/pkg/index.js' || url.pathname === '/pkg/websocket.js') {
       return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(root, url.pathname)));
+    }
+    if (other && url.pathname === '/other/index.js') {
+      return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(other, 'index.js')));
     }
     if (url.pathname === '/peer/reconnecting-eventsource.js') {
       const file = join(root, 'node_modules', 'reconnecting-eventsource', 'build', 'esm', 'reconnecting-eventsource.js');
@@ -211,7 +223,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(1);
   }
   console.log(`[bench:dispatch] ${rounds} rounds x ${sizes.join(', ')} events x ${RUN.length} clients`);
-  if (only && process.argv.includes('--write')) throw new Error('bench:dispatch: --write needs every client');
+  if ((only || other) && process.argv.includes('--write')) throw new Error('bench:dispatch: --write needs every client and no other build');
   const { results, ua } = await benchDispatch();
   const md = table(summarise(results), ua);
   console.log('\n' + md);

@@ -85,13 +85,17 @@ test('4. handlers see the instance as this and as target; closing the inner sour
   await plan('target', '', 'stream');
   const es = new ManagedEventSource(url('target'));
   const seen = [];
+  let kept;
   es.onopen = function (e) { seen.push(['open', this === es, e.target === es, e.currentTarget === es]); };
   es.addEventListener('message', function (e) {
     seen.push(['message', this === es, e.target === es, e.currentTarget === es, e.srcElement === es, e.composedPath()[0] === es]);
+    kept = e;
     e.target.close(); // what a handler that was given the native source would do
   });
   ok(await until(3000, () => es.status === 'closed'));
   eq(seen, [['open', true, true, true], ['message', true, true, true, true, true]]);
+  // After its dispatch, an event keeps its target and has no current target or path, as EventTarget has it.
+  eq([kept.target === es, kept.srcElement === es, kept.currentTarget, kept.composedPath().length, kept instanceof MessageEvent], [true, true, null, 0, true]);
   await sleep(100);
   eq((await log('target')).open, 0);
 });
