@@ -12,7 +12,11 @@
 // one message per EventSource event to the driver, which skews every EventSource client; see
 // TOOLCHAIN.md), and the page posts its timings back to this server.
 //
-//   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--clients a,b] [--write]
+// Then, in the same page, the dispatch alone: prebuilt MessageEvents dispatched on the EventSource each
+// stream client made, which leaves out the network and the parser (and their noise).
+//
+//   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--alone 100000] [--clients a,b] [--write]
+//   --alone N sets how many events the dispatch alone times (0 leaves it out);
 //   --clients runs only the clients named (and their baselines), for a quick comparison;
 //   --other DIR also times `ManagedEventSource` with `onmessage` from another build of the package in DIR
 //   (a copy of pkg/ made before a change), as the client 'other build onmessage';
@@ -34,6 +38,8 @@ const arg = (name, fallback) => {
 };
 const rounds = Number(arg('rounds', 31));
 const sizes = arg('sizes', '20000,100000').split(',').map(Number);
+/** How many events the dispatch alone times per client and round (0: none). */
+const alone = Number(arg('alone', 100000));
 
 /** The client that --other adds. */
 const OTHER = 'other build onmessage';
@@ -52,6 +58,8 @@ const baselineOf = (name) => (name.includes('WebSocket') ? 'native WebSocket onm
 const other = arg('other', null);
 const only = arg('clients', null)?.split(',');
 if (only?.some((name) => !CLIENTS[name])) throw new Error(`bench:dispatch: --clients takes names from: ${Object.keys(CLIENTS).join(', ')}`);
+/** Whether a client is an EventSource client (the dispatch alone times only those). */
+const isStream = (name) => !name.includes('WebSocket');
 /** The clients this run times. */
 const RUN = Object.keys(CLIENTS).filter((name) =>
   name === OTHER ? other : !only || only.includes(name) || only.some((o) => baselineOf(o) === name),
@@ -84,8 +92,35 @@ function run(name, n, k) {
     stop = clients[name]('/blast?n=' + n + '&k=' + k, on);
   });
 }
-for (const job of plan) {
+for (const job of plan.blast) {
   results.push(await run(job.name, job.n, job.k));
+  await new Promise((r) => setTimeout(r, 150));
+}
+// The dispatch alone: the page keeps every EventSource made from here on, and dispatches prebuilt
+// MessageEvents on the one a client made, once it is open, so the network and the parser are left out.
+const inner = [];
+const Native = EventSource;
+globalThis.EventSource = class extends Native {
+  constructor(...args) {
+    super(...args);
+    inner.push(this);
+  }
+};
+async function dispatch(name, n, k) {
+  const events = [];
+  for (let i = 1; i <= n; i++) events.push(new MessageEvent('message', { data: '{"n":' + i + ',"v":"' + ((i * 7919) % 100000) + '"}', lastEventId: String(i) }));
+  let bytes = 0;
+  const stop = clients[name]('/quiet', (ev) => (bytes += ev.data.length));
+  const es = inner.at(-1);
+  while (es.readyState !== 1) await new Promise((r) => setTimeout(r, 5));
+  const t0 = performance.now();
+  for (const ev of events) es.dispatchEvent(ev);
+  const ms = performance.now() - t0;
+  stop();
+  return { name, n, k, ms, bytes, alone: true };
+}
+for (const job of plan.alone) {
+  results.push(await dispatch(job.name, job.n, job.k));
   await new Promise((r) => setTimeout(r, 150));
 }
 await fetch('/result', { method: 'POST', body: JSON.stringify({ results, ua: navigator.userAgent }) });
@@ -110,9 +145,10 @@ function blast(n) {
 }
 
 export async function benchDispatch() {
-  const plan = [];
+  const plan = { blast: [], alone: [] };
   for (let k = 0; k < rounds; k++) {
-    for (const n of sizes) plan.push(...shuffle(RUN.map((name) => ({ name, n, k }))));
+    for (const n of sizes) plan.blast.push(...shuffle(RUN.map((name) => ({ name, n, k }))));
+    if (alone) plan.alone.push(...shuffle(RUN.filter(isStream).map((name) => ({ name, n: alone, k }))));
   }
   let done;
   const finished = new Promise((r) => (done = r));
@@ -135,6 +171,11 @@ export async function benchDispatch() {
       res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
       // Hold the stream open after the last event, so no client reconnects while it is being timed.
       res.write(blast(Number(url.searchParams.get('n'))));
+      return;
+    }
+    if (url.pathname === '/quiet') {
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+      res.write(': open\n\n');
       return;
     }
     if (url.pathname === '/result' && req.method === 'POST') {
@@ -191,13 +232,15 @@ const median = (xs) => {
  * Rows per size: events/s median, min and max, the ratio to the baseline's median, and the paired ratio:
  * the median over rounds of the client's rate divided by the baseline's rate in the same round. A round runs
  * every client once, back to back, so the paired ratio cancels the drift of a shared machine between rounds.
+ * `alone` selects the runs of the dispatch alone (every event timed) or of the blast (first to last event).
  */
-export function summarise(results) {
+export function summarise(results, alone) {
   const rows = [];
-  for (const n of sizes) {
+  results = results.filter((r) => !r.alone === !alone);
+  for (const n of new Set(results.map((r) => r.n))) {
     const of = (name) => results.filter((r) => r.name === name && r.n === n);
-    const rate = (r) => ((n - 1) / r.ms) * 1000;
-    for (const name of RUN) {
+    const rate = (r) => ((alone ? n : n - 1) / r.ms) * 1000;
+    for (const name of RUN.filter((name) => of(name).length !== 0)) {
       const rs = of(name).map(rate);
       const base = of(baselineOf(name));
       const paired = of(name).flatMap((r) => base.filter((b) => b.k === r.k).map((b) => rate(r) / rate(b)));
@@ -208,12 +251,22 @@ export function summarise(results) {
   return rows;
 }
 
-function table(rows, ua) {
-  const chromium = ua.match(/Chrome\/([\d.]+)/)?.[1] ?? 'unknown';
-  let md = `Headless Chromium ${chromium}, no DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event (messages, for the sockets), with a handler that reads \`ev.data\`. Ratio: median events/s divided by the median of the native baseline in the same run (higher is faster): \`EventSource\` with \`onmessage\` for the stream clients, \`WebSocket\` with \`onmessage\` for the sockets. Paired: the median, over rounds, of the client's events/s divided by the baseline's in the same round (each round runs every client back to back, so this cancels the machine's drift between rounds).\n\n`;
-  md += '| events | client | median events/s | min – max | µs per event | ÷ native baseline | paired |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n';
+function rowsOf(rows) {
+  let md = '| events | client | median events/s | min – max | µs per event | ÷ native baseline | paired |\n| ---: | --- | ---: | ---: | ---: | ---: | ---: |\n';
   const k = (x) => Math.round(x).toLocaleString('en-US');
   for (const r of rows) md += `| ${r.n.toLocaleString('en-US')} | ${r.name} | ${k(r.median)} | ${k(r.min)} – ${k(r.max)} | ${r.usPerEvent.toFixed(2)} | **${r.ratio.toFixed(2)}** | ${r.paired.toFixed(2)} |\n`;
+  return md;
+}
+
+function table(results, ua) {
+  const chromium = ua.match(/Chrome\/([\d.]+)/)?.[1] ?? 'unknown';
+  let md = `Headless Chromium ${chromium}, no DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event (messages, for the sockets), with a handler that reads \`ev.data\`. Ratio: median events/s divided by the median of the native baseline in the same run (higher is faster): \`EventSource\` with \`onmessage\` for the stream clients, \`WebSocket\` with \`onmessage\` for the sockets. Paired: the median, over rounds, of the client's events/s divided by the baseline's in the same round (each round runs every client back to back, so this cancels the machine's drift between rounds).\n\n`;
+  md += rowsOf(summarise(results, false));
+  const alone = summarise(results, true);
+  if (alone.length !== 0) {
+    md += `\nThe dispatch alone, in the same run: ${alone[0].n.toLocaleString('en-US')} \`MessageEvent\`s made beforehand and dispatched with \`dispatchEvent\` on the \`EventSource\` each client made (after it opened), so that the network and the stream's parser are left out and what remains is the browser's dispatch and each client's own work. The same handler; the same ratios.\n\n`;
+    md += rowsOf(alone);
+  }
   return md;
 }
 
@@ -222,10 +275,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error('bench:dispatch: pkg/index.js is missing; run npm run build first');
     process.exit(1);
   }
-  console.log(`[bench:dispatch] ${rounds} rounds x ${sizes.join(', ')} events x ${RUN.length} clients`);
+  console.log(`[bench:dispatch] ${rounds} rounds x ${sizes.join(', ')} events x ${RUN.length} clients${alone ? `, then the dispatch alone x ${alone} events` : ''}`);
   if ((only || other) && process.argv.includes('--write')) throw new Error('bench:dispatch: --write needs every client and no other build');
   const { results, ua } = await benchDispatch();
-  const md = table(summarise(results), ua);
+  const md = table(results, ua);
   console.log('\n' + md);
   if (process.argv.includes('--write')) {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
