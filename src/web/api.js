@@ -109,17 +109,21 @@ function composedPath() {
   return at ? [at] : [];
 }
 
-/** Applies Retargeted to `e` with the instance `me`; returns `e`. */
+/**
+ * Applies Retargeted to `e` with the instance `me`, and returns it. The caller must use what it returns: a
+ * bundler that sees a `new` whose value is unused may drop it as free of effects (rollup does).
+ */
 function retarget(me, e) {
   to = me;
-  new Retargeted(e);
+  const r = new Retargeted(e);
   to = null; // so that the module holds no instance
-  return e;
+  return r;
 }
 
 /**
  * Where FIELDS is false: `e`'s prototype becomes one of the instance's (one per event class) that
  * Retargeted gave the instance, with a `currentTarget` that is the instance while our listeners see `e`.
+ * Returns `e`.
  */
 function swap(link, e) {
   const proto = Object.getPrototypeOf(e);
@@ -128,7 +132,7 @@ function swap(link, e) {
     link.protos.set(proto, (p = retarget(link.me, Object.create(proto))));
     Object.defineProperty(p, 'currentTarget', { get() { return link.cur === this ? link.me : null; }, set() {} });
   }
-  Object.setPrototypeOf(e, p);
+  return Object.setPrototypeOf(e, p);
 }
 
 /** Calls the listeners of `type` with `e`, as `EventTarget.dispatchEvent` would, with the instance as target. */
@@ -142,7 +146,7 @@ export function deliver(link, type, list, e) {
   const me = link.me;
   const outer = link.cur; // an event our listeners see already (a dispatch inside a dispatch)
   link.cur = e;
-  if (e.target !== me) FIELDS ? retarget(me, e) : swap(link, e);
+  if (e.target !== me) e = FIELDS ? retarget(me, e) : swap(link, e);
   else e.currentTarget = me;
   for (let i = 0; i < list.length; i++) {
     const x = list[i];
