@@ -53,13 +53,13 @@ const CLIENTS = {
   'native WebSocket onmessage': `(url, on) => { const ws = new WebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
   'ManagedWebSocket onmessage': `(url, on) => { const ws = new ManagedWebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
 };
+/** Whether a client is an EventSource client (the dispatch alone times only those), not a socket. */
+const isStream = (name) => !name.includes('WebSocket');
 /** Each client's baseline: native EventSource with onmessage, or for sockets the native WebSocket. */
-const baselineOf = (name) => (name.includes('WebSocket') ? 'native WebSocket onmessage' : 'native onmessage');
+const baselineOf = (name) => (isStream(name) ? 'native onmessage' : 'native WebSocket onmessage');
 const other = arg('other', null);
 const only = arg('clients', null)?.split(',');
 if (only?.some((name) => !CLIENTS[name])) throw new Error(`bench:dispatch: --clients takes names from: ${Object.keys(CLIENTS).join(', ')}`);
-/** Whether a client is an EventSource client (the dispatch alone times only those). */
-const isStream = (name) => !name.includes('WebSocket');
 /** The clients this run times. */
 const RUN = Object.keys(CLIENTS).filter((name) =>
   name === OTHER ? other : !only || only.includes(name) || only.some((o) => baselineOf(o) === name),
