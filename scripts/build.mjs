@@ -5,12 +5,14 @@
 //   pkg/managed-eventsource.global.js   a classic <script src>: defines the global `managedEventSource`
 //
 // Steps: cargo builds the crate for wasm32 with the `small` feature (no_std, lol_alloc, a trap on panic);
-// wasm-bindgen writes the glue; scripts/wasm-names.mjs shortens the import and export names in the wasm
-// and the glue together; wasm-opt -Oz (the npm binaryen: Debian's is too old) shrinks the wasm; LZMA
-// compresses it (the npm `lzma`, about 7% smaller than zopfli's deflate) and it is inlined as base64, which
-// src/web/unlzma.js
-// decodes synchronously on first use; esbuild bundles and minifies the glue, src/web/api.js and the entry
-// into each flavour.
+// wasm-bindgen writes the glue; scripts/glue.mjs cuts from the glue what the package never calls, and
+// scripts/wasm-names.mjs shortens the import and export names in the wasm and the glue together; wasm-opt
+// -Oz (the npm binaryen: Debian's is too old) shrinks the wasm, and the glue's functions for imports it
+// removed are dropped; the wasm is inlined as base64, which the entry decodes with the engine's own
+// `Uint8Array.fromBase64` on first use (an `atob` loop where that is missing); esbuild bundles and minifies
+// the glue, src/web/api.js and the entry into each flavour, and terser compresses them again. Every edit of
+// wasm-bindgen's output is checked: a wasm-bindgen that writes something else fails the build with a message
+// naming the step (tests/glue.test.mjs holds each step to a fixture).
 //
 // It also builds pkg-demo/: the crate with the `demo` feature (the storm simulator in wasm), which only the
 // demo pages load.
@@ -20,16 +22,13 @@
 //   node scripts/build.mjs --no-demo     skip pkg-demo/
 
 import { spawnSync } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { runInNewContext } from 'node:vm';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { minify } from 'terser';
 import { minifyNames } from './wasm-names.mjs';
-import { clearDeadText } from './wasm-data.mjs';
-import { unlzma } from '../src/web/unlzma.js';
+import { diet, pruneImports } from './glue.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = join(root, 'pkg');
@@ -48,7 +47,7 @@ function newest(path) {
 function upToDate() {
   const entry = join(pkg, 'index.js');
   if (!existsSync(entry) || !existsSync(join(root, 'pkg-demo', 'demo.js'))) return false;
-  const inputs = ['src', 'Cargo.toml', 'Cargo.lock', 'scripts/build.mjs', 'scripts/wasm-names.mjs', 'README.md'];
+  const inputs = ['src', 'Cargo.toml', 'Cargo.lock', 'scripts/build.mjs', 'scripts/wasm-names.mjs', 'scripts/glue.mjs', 'README.md'];
   return statSync(entry).mtimeMs >= Math.max(...inputs.map((p) => newest(join(root, p))));
 }
 
@@ -62,42 +61,6 @@ function run(cmd, args, env = {}) {
 
 /** The features current rustc emits for wasm32-unknown-unknown, which wasm-opt must accept. */
 const FEATURES = ['bulk-memory', 'mutable-globals', 'nontrapping-float-to-int', 'sign-ext', 'reference-types', 'multivalue'];
-
-/**
- * The npm `lzma` encoder with the literal and position context bits at 0 (lc = lp = pb = 0) instead of the
- * 3, 0, 2 it always writes: wasm code gains nothing from them, and the stream comes out about 1% smaller
- * (72 bytes). The encoder has no option for them (lp is already 0), so its source is run with its one setting
- * of lc and pb changed; each change must match, so another version of the package fails the build here.
- */
-function lzmaEncoder() {
-  const require = createRequire(import.meta.url);
-  let src = readFileSync(require.resolve('lzma/src/lzma_worker.js'), 'utf8');
-  for (const [from, to] of [
-    ['encoder._numLiteralContextBits = 3;', 'encoder._numLiteralContextBits = 0;'],
-    ['encoder._posStateBits = 2;', 'encoder._posStateBits = 0;'],
-    ['encoder._posStateMask = 3;', 'encoder._posStateMask = 0;'],
-  ]) {
-    if (!src.includes(from)) throw new Error(`build: the lzma package has changed; no ${from}`);
-    src = src.replace(from, to);
-  }
-  return runInNewContext(`${src}\n;LZMA_WORKER`, { Uint8Array, Array, Math, Error, setTimeout, console });
-}
-
-/**
- * The wasm, LZMA-compressed (see `lzmaEncoder`): the smallest of the encoder's nine modes (they differ by a
- * few bytes, not always in order). The result is decoded with the package's own decoder and must give the
- * module back.
- */
-function compress(wasm) {
-  const LZMA = lzmaEncoder();
-  let best;
-  for (let mode = 1; mode <= 9; mode++) {
-    const c = Buffer.from(Uint8Array.from(LZMA.compress(wasm, mode)));
-    if (!best || c.length < best.length) best = c;
-  }
-  if (!Buffer.from(unlzma(best, wasm.length)).equals(wasm)) throw new Error('build: the compressed wasm does not decode back');
-  return best;
-}
 
 /** wasm-opt -Oz in place. */
 function optimize(wasm, extra = []) {
@@ -114,51 +77,6 @@ async function bundle(entry, out, format, args = []) {
   run(bin('esbuild'), [entry, '--bundle', '--minify', '--target=es2022', '--log-level=warning', '--legal-comments=none', `--format=${format}`, `--outfile=${out}`, ...args]);
   const { code } = await minify(readFileSync(out, 'utf8'), { ecma: 2020, module: format === 'esm', compress: { passes: 3 } });
   writeFileSync(out, code);
-}
-
-/**
- * Removes from wasm-bindgen's glue what the package never calls, which a bundler cannot see is unused:
- * the async loader (the wasm is inlined), the TextEncoder path for a missing `realloc`
- * (the glue always passes one), Safari's TextDecoder renewal every 2 GB decoded (wasm hands JavaScript a
- * few short strings: the words of an option error, the names an option is compared with), and a stand-in
- * for `TextEncoder.encodeInto`, which every browser with
- * class private fields has (the package's classes need them: Chrome 74, Firefox 90, Safari 14.1), as does
- * Node since version 12. Each cut must match, so a new wasm-bindgen fails the build here
- * rather than shipping something half-cut; the two about strings only where the glue passes strings to
- * wasm (the EventSource build passes none; ManagedWebSocket's passes a close reason).
- */
-function diet(glue) {
-  const strings = glue.includes('function passStringToWasm0');
-  const cuts = [
-    [/\n    if \(realloc === undefined\) \{[\s\S]*?\n    \}\n/, '\n', strings],
-    [/\nasync function __wbg_load\([\s\S]*?\n\}\n/, '\n'],
-    [/\nlet __wbg_init_promise;[\s\S]*?\nasync function __wbg_init_once\([\s\S]*?\n\}\n/, '\n'],
-    [/export \{ initSync, __wbg_init as default \};/, 'export { initSync };'],
-    [/\nif \(!\('encodeInto' in cachedTextEncoder\)\) \{[\s\S]*?\n\}\n/, '\n', strings],
-    [/\n    if \(module !== undefined\) \{[\s\S]*?console\.warn[\s\S]*?\n    \}\n/, "\n    ({ module } = module);\n"],
-    [/\nconst MAX_SAFARI_DECODE_BYTES = \d+;\nlet numBytesDecoded = 0;\nfunction decodeText\(bytes\) \{[\s\S]*?\n\}\n/, '\nconst decodeText = (bytes) => cachedTextDecoder.decode(bytes);\n'],
-  ];
-  for (const [re, by, applies = true] of cuts) {
-    if (!applies) continue;
-    if (!re.test(glue)) throw new Error(`build: wasm-bindgen's glue has changed; no match for ${re}`);
-    glue = glue.replace(re, by);
-  }
-  return glue;
-}
-
-/**
- * Drops from the glue the functions it hands the module for imports the module no longer has: wasm-opt
- * removes an import once the code that called it is gone (such as wasm-bindgen's `throw` for a panic path
- * the shipped build traps on instead), but the glue was written before.
- */
-function pruneImports(glue, wasm) {
-  const imported = new Set(WebAssembly.Module.imports(new WebAssembly.Module(wasm)).map((i) => `${i.module}.${i.name}`));
-  const ns = glue.match(/\n {8}(\w+): import0,/)?.[1];
-  const block = glue.match(/\n {4}const import0 = \{\n {8}__proto__: null,\n([\s\S]*?)\n {4}\};/);
-  if (!ns || !block) throw new Error("build: wasm-bindgen's glue has changed; no import0 object");
-  const entries = block[1].split(/\n(?= {8}\w+: )/);
-  const kept = entries.filter((e) => imported.has(`${ns}.${e.match(/^ {8}(\w+):/)[1]}`));
-  return { glue: glue.replace(block[1], kept.join('\n')), dropped: entries.length - kept.length };
 }
 
 /**
@@ -184,36 +102,37 @@ async function buildModule({ name, features, entry }) {
   // --low-memory-unused: nothing lives below 1 KB (rustc puts the stack first, growing down from 1 MB, and
   // the data after it), so wasm-opt may fold more addresses into the loads' offsets.
   optimize(wasmPath, ['--converge', '--strip-target-features', '--low-memory-unused']);
-  const { wasm, cleared } = clearDeadText(readFileSync(wasmPath));
-  writeFileSync(wasmPath, wasm);
-  say(`zeroed ${cleared.reduce((n, s) => n + s.length, 0)} bytes of text nothing reads: ${cleared.map((s) => JSON.stringify(s.length > 40 ? s.slice(0, 37) + '...' : s)).join(', ')}`);
+  const wasm = readFileSync(wasmPath);
   const pruned = pruneImports(readFileSync(gluePath, 'utf8'), wasm);
   writeFileSync(gluePath, pruned.glue);
   say(`dropped ${pruned.dropped} of the glue's import functions the optimized module no longer imports`);
 
-  const packed = compress(wasm);
-  writeFileSync(
-    join(work, 'wasm.js'),
-    `// The wasm module, LZMA-compressed and base64-encoded (scripts/build.mjs).\nexport const size = ${wasm.length};\nexport const data = '${packed.toString('base64')}';\n`,
-  );
-  say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), compressed to ${packed.length} and inlined as ${Math.ceil(packed.length / 3) * 4} characters of base64`);
+  writeFileSync(join(work, 'wasm.js'), `// The wasm module, base64-encoded (scripts/build.mjs).\nexport const data = '${wasm.toString('base64')}';\n`);
+  say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), inlined as ${Math.ceil(wasm.length / 3) * 4} characters of base64`);
 
   const snippets = `./snippets/${readdirSync(join(work, 'snippets'))[0]}/src/web`;
-  const unlzma = relative(work, join(root, 'src', 'web', 'unlzma.js'));
   writeFileSync(
     join(work, 'entry.js'),
     `import * as glue from './managed_eventsource.js';
-import { unlzma } from './${unlzma}';
-import { size, data } from './wasm.js';
+import { data } from './wasm.js';
 ${entry(snippets)}
 
-// The wasm is compiled on first use, synchronously: it is far below the largest module browsers compile on
-// the main thread (see the README).
+/** The module's bytes: the engine decodes base64 natively where it can (0.1 ms), else an atob loop. */
+function bytes() {
+  if (typeof Uint8Array.fromBase64 === 'function') return Uint8Array.fromBase64(data);
+  const s = atob(data);
+  const b = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) b[i] = s.charCodeAt(i);
+  return b;
+}
+
+// The wasm is decoded and compiled on first use, synchronously: nothing runs at import, and the module is
+// far below the largest one browsers compile on the main thread (see the README).
 let ready = false;
 function init() {
   if (ready) return;
   try {
-    glue.initSync({ module: unlzma(Uint8Array.from(atob(data), (c) => c.charCodeAt(0)), size) });
+    glue.initSync({ module: new WebAssembly.Module(bytes()) });
   } catch (e) {
     if (/content.security|CSP/i.test(String(e?.message))) {
       throw new Error("managed-eventsource: this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e });
@@ -244,11 +163,9 @@ define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
     name: 'websocket',
     features: 'small,websocket',
     entry: (s) => `import { define } from '${s}/api.js';
-import { defineSocket } from '${s}/socket.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
 export { ManagedWebSocket } from '${s}/socket.js';
-define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });
-defineSocket({ ...glue, socket: (...args) => (init(), glue.socket(...args)) });`,
+define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
   });
   writeFileSync(
     join(main, 'global.js'),

@@ -86,7 +86,7 @@ function rewrite(wasm, { module, field, exported }) {
           [, p] = leb(wasm, p);
           if (flags & 1) [, p] = leb(wasm, p);
         } else if (kind === 3) p += 2;
-        else throw new Error(`wasm-names: unknown import kind ${kind}`);
+        else throw new Error(`build: name shortening (scripts/wasm-names.mjs): unknown import kind ${kind}`);
         body.push(...wasm.subarray(descStart, p));
       } else {
         const [nlen, q] = leb(wasm, p);
@@ -148,7 +148,7 @@ export function minifyNames(wasm, glue) {
     const [m, f] = key.split('\0');
     if (m.startsWith('./snippets/')) continue;
     const re = new RegExp(`\\b${escape(f)}(?=:\\s*function)`, 'g');
-    if (!re.test(g)) throw new Error(`wasm-names: the glue defines no import named ${f}`);
+    if (!re.test(g)) throw new Error(`build: name shortening (scripts/wasm-names.mjs): the glue defines no import named ${f}`);
     g = g.replace(re, short);
   }
   // The import object's entries: the glue's own object, then one namespace per snippet import.
@@ -157,7 +157,7 @@ export function minifyNames(wasm, glue) {
   const seen = new Set();
   g = g.replace(/^(\s*)"([^"]+)": (import\d+),\n/gm, (line, indent, m, value) => {
     const short = modules.get(m);
-    if (!short) throw new Error(`wasm-names: the glue names a module the wasm does not import: ${m}`);
+    if (!short) throw new Error(`build: name shortening (scripts/wasm-names.mjs): the glue names a module the wasm does not import: ${m}`);
     if (seen.has(short)) return '';
     seen.add(short);
     if (!namespaces.has(value)) return `${indent}${short}: ${value},\n`;
@@ -168,11 +168,11 @@ export function minifyNames(wasm, glue) {
     return `${indent}${short}: { ${members} },\n`;
   });
   for (const m of modules.keys()) {
-    if (!seen.has(modules.get(m))) throw new Error(`wasm-names: no import object entry for ${m}`);
+    if (!seen.has(modules.get(m))) throw new Error(`build: name shortening (scripts/wasm-names.mjs): no import object entry for ${m}`);
   }
   g = g.replace(/\bwasm\.(\w+)/g, (whole, name) => {
     const short = exported.get(name);
-    if (!short) throw new Error(`wasm-names: the glue uses an export the wasm does not have: ${name}`);
+    if (!short) throw new Error(`build: name shortening (scripts/wasm-names.mjs): the glue uses an export the wasm does not have: ${name}`);
     return `wasm.${short}`;
   });
   return { wasm: out, glue: g, saved: wasm.length - out.length };

@@ -8,6 +8,7 @@
 //!
 //! | module | what it holds |
 //! | --- | --- |
+//! | [`boundary`] | the numbers the browser shell's two halves share, from which `src/web/boundary.js` is generated |
 //! | [`ladder`] | the backoff ladder: strategies, caps, attempts; randomness passed in |
 //! | [`machine`] | the reconnect state machine, sans-IO: inputs in, commands out |
 //! | [`options`] | the options model, its defaults and its validation |
@@ -26,12 +27,41 @@ extern crate alloc;
 
 #[cfg(all(feature = "small", target_arch = "wasm32"))]
 mod small {
+    use core::alloc::{GlobalAlloc, Layout};
     use lol_alloc::{AssumeSingleThreaded, FreeListAllocator};
+
+    /// lol_alloc, trapping where it would return null (memory cannot grow): then the code after every
+    /// allocation can see that it never got null, and the standard library's out-of-memory report (a
+    /// formatted message nobody reads, with the tables that format it) is never reached.
+    struct Allocator(AssumeSingleThreaded<FreeListAllocator>);
+
+    // SAFETY: every method hands lol_alloc's result on unchanged, but for a null, where it traps.
+    unsafe impl GlobalAlloc for Allocator {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let p = self.0.alloc(layout);
+            if p.is_null() {
+                core::arch::wasm32::unreachable()
+            }
+            p
+        }
+
+        unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+            self.0.dealloc(p, layout)
+        }
+
+        unsafe fn realloc(&self, p: *mut u8, layout: Layout, size: usize) -> *mut u8 {
+            let q = self.0.realloc(p, layout, size);
+            if q.is_null() {
+                core::arch::wasm32::unreachable()
+            }
+            q
+        }
+    }
 
     // SAFETY: wasm32-unknown-unknown without the atomics feature runs on one thread.
     #[global_allocator]
-    static ALLOCATOR: AssumeSingleThreaded<FreeListAllocator> =
-        unsafe { AssumeSingleThreaded::new(FreeListAllocator::new()) };
+    static ALLOCATOR: Allocator =
+        Allocator(unsafe { AssumeSingleThreaded::new(FreeListAllocator::new()) });
 
     #[panic_handler]
     fn panic(_: &core::panic::PanicInfo) -> ! {
@@ -39,6 +69,7 @@ mod small {
     }
 }
 
+pub mod boundary;
 pub mod ladder;
 pub mod machine;
 pub mod options;

@@ -1,20 +1,19 @@
 //! WebSocket policy (seed 002): which closes reconnect, and the queue of messages sent while disconnected.
 //!
-//! Pure, like the rest of the core: the browser shell holds the socket and the queued payloads; this
-//! module decides. The reconnect ladder and the state machine are the ones `EventSource` streams use.
+//! Pure, like the rest of the core: the browser shell holds the socket and the queue of payloads (one
+//! place: the JavaScript half, which sends them on the next open); this module decides what may wait. The
+//! reconnect ladder and the state machine are the ones `EventSource` streams use.
 //!
 //! ```
-//! use managed_eventsource::socket::{after_close, Close, Outbox, Queue, RECONNECT_CODES};
+//! use managed_eventsource::socket::{admit, after_close, Close, Queue, Refused, RECONNECT_CODES};
 //!
 //! assert_eq!(after_close(false, 1006, &RECONNECT_CODES), Close::Reconnect); // a dropped connection
 //! assert_eq!(after_close(true, 1012, &RECONNECT_CODES), Close::Reconnect); // service restart
 //! assert_eq!(after_close(true, 1000, &RECONNECT_CODES), Close::Ended); // the server said goodbye
 //!
-//! let mut out = Outbox::new(Queue::Max(2));
-//! assert!(out.push().is_ok() && out.push().is_ok());
-//! assert!(out.push().is_err()); // the third is refused, not dropped silently
-//! assert_eq!(out.take(), 2); // on the next open: both, in order, once
-//! assert_eq!(out.take(), 0);
+//! assert!(admit(Queue::Max(2), 0).is_ok() && admit(Queue::Max(2), 1).is_ok());
+//! // With two waiting, a third is refused, not dropped silently.
+//! assert_eq!(admit(Queue::Max(2), 2), Err(Refused::Full { max: 2 }));
 //! ```
 
 /// The close codes after which a clean close still reconnects, by default: 1001 going away (a server
@@ -71,43 +70,16 @@ pub enum Refused {
     },
 }
 
-/// The outgoing queue's accounting: the shell keeps the payloads in the same order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Outbox {
-    queue: Queue,
-    len: u32,
-}
-
-impl Outbox {
-    /// An empty queue under `queue`'s policy.
-    pub fn new(queue: Queue) -> Self {
-        Outbox { queue, len: 0 }
-    }
-
-    /// Room for one more message sent while disconnected, or why not.
-    pub fn push(&mut self) -> Result<(), Refused> {
-        match self.queue {
-            Queue::None => Err(Refused::NotQueuing),
-            Queue::Max(max) if self.len >= max => Err(Refused::Full { max }),
-            _ => {
-                self.len = self.len.saturating_add(1);
-                Ok(())
-            }
-        }
-    }
-
-    /// On open: how many queued messages to send now, in the order queued. Each is counted once.
-    pub fn take(&mut self) -> u32 {
-        core::mem::take(&mut self.len)
-    }
-
-    /// Messages waiting.
-    pub fn len(&self) -> u32 {
-        self.len
-    }
-
-    /// Whether none is waiting.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
+/// Whether one more message sent while disconnected may wait for the next open, with `waiting` messages
+/// waiting already: the queue's policy. The shell keeps the messages, in order, and sends each once.
+pub fn admit(queue: Queue, waiting: u32) -> Result<(), Refused> {
+    match queue {
+        Queue::None => Err(Refused::NotQueuing),
+        Queue::Max(max) if waiting >= max => Err(Refused::Full { max }),
+        _ => Ok(()),
     }
 }
+
+/// How long a socket waits for its handshake by default (`connectTimeoutMs`): a server that accepts the
+/// connection and never answers the upgrade is otherwise waited on for as long as the browser waits.
+pub const DEFAULT_CONNECT_TIMEOUT_MS: f64 = 10_000.0;

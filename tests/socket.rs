@@ -2,7 +2,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use managed_eventsource::socket::{
-    after_close, valid_close_code, Close, Outbox, Queue, Refused, RECONNECT_CODES,
+    admit, after_close, valid_close_code, Close, Queue, Refused, RECONNECT_CODES,
 };
 
 #[test]
@@ -66,31 +66,19 @@ fn only_codes_a_close_frame_can_carry_may_be_listed() {
 }
 
 #[test]
-fn the_queue_keeps_what_its_policy_allows_and_gives_each_message_once() {
-    let mut none = Outbox::new(Queue::None);
-    assert_eq!(none.push(), Err(Refused::NotQueuing));
-    assert_eq!(none.take(), 0);
-
-    let mut all = Outbox::new(Queue::All);
-    for _ in 0..1000 {
-        all.push().unwrap();
+fn the_queue_admits_what_its_policy_allows() {
+    assert_eq!(admit(Queue::None, 0), Err(Refused::NotQueuing));
+    for waiting in [0, 1, 1000, u32::MAX] {
+        assert_eq!(admit(Queue::All, waiting), Ok(()), "{waiting}");
     }
-    assert_eq!(all.len(), 1000);
-    assert_eq!(all.take(), 1000, "every message, once");
-    assert!(all.is_empty());
-    assert_eq!(all.take(), 0, "not twice");
-
-    let mut max = Outbox::new(Queue::Max(3));
-    for _ in 0..3 {
-        max.push().unwrap();
+    for waiting in 0..3 {
+        assert_eq!(admit(Queue::Max(3), waiting), Ok(()), "{waiting}");
     }
     assert_eq!(
-        max.push(),
+        admit(Queue::Max(3), 3),
         Err(Refused::Full { max: 3 }),
         "past the limit: refused, not dropped silently"
     );
-    assert_eq!(max.take(), 3);
-    assert!(max.push().is_ok(), "room again after the flush");
-    let mut zero = Outbox::new(Queue::Max(0));
-    assert_eq!(zero.push(), Err(Refused::Full { max: 0 }));
+    assert_eq!(admit(Queue::Max(3), 4), Err(Refused::Full { max: 3 }));
+    assert_eq!(admit(Queue::Max(0), 0), Err(Refused::Full { max: 0 }));
 }

@@ -14,21 +14,22 @@
 // Nothing here lets an exception reach Rust: every call of user code is caught and reported as a browser
 // reports an exception thrown by an event listener.
 
-/** Inputs of the shell's `input` (see `own`); the same numbers as `input` in src/web/shell.rs. */
-const OPENED = 0, FAILED = 1, TIMER = 2, WAKE = 3, ONLINE = 4, OFFLINE = 5, HINT = 6, RETRY_NOW = 7, CLOSE = 8, PROBED = 10;
-/** Questions the shell's `input` answers: `STATE + 0` the status's index, `+ 1` readyState, `+ 2` attempt, `+ 3`
- * live connections, timers and page listeners. */
-const STATE = 16;
-/** What the shell (or a shared instance's stand-in for it) answers to question `what` (0 to 3). */
-export const num = (link, what) => link.s.input(STATE + what);
-/** Notifications from `notify`; the same numbers as `Note` in src/web/shell.rs. */
-const STATUS = 0, OPEN = 1, ERROR = 2, RETRY = 3, GIVE_UP = 4, ID_DROPPED = 5, UNAUTHORIZED = 6;
-export const NAMES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
+import {
+  I_OPENED, I_FAILED, I_WAKE, I_ONLINE, I_OFFLINE, I_HINT, I_RETRY_NOW, I_CLOSE, I_PROBED, I_FIRST_QUESTION,
+  I_STATUS, I_READY_STATE, I_ATTEMPT, I_LIVE, I_CLOSED,
+  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH,
+  STATUSES, S_OPEN, S_CLOSED, OPTIONS, O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT,
+  O_HEARTBEAT_EVENT, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_RESUME_FROM, V_START, V_COUNT,
+} from './boundary.js';
+
+/** What the shell (or a shared instance's stand-in for it) answers to question `code` (`I_STATUS` and on). */
+export const ask = (link, code) => link.s.input(code);
+export const NAMES = STATUSES;
 export const PREFIX = 'managed-eventsource: ';
 
 /**
- * Set by `define`: `shell(link, values)` builds a Rust shell (which starts it) and returns its address in
- * wasm memory; `input`, `lastEventId` and `free` take that address (see `own`).
+ * Set by `define`: `shell(link, values)` builds a Rust shell (which starts it) and returns its handle;
+ * `input`, `lastEventId` and `free` take that handle (see `own`).
  */
 let hooks;
 
@@ -39,7 +40,12 @@ export function define(h) {
 
 /** The public API, and how many connections, timers and page listeners a client holds (for the browser
  * tests, which have no package entry). */
-export const api = () => ({ ManagedEventSource, createManagedStream, live: (me) => num(link(me), 3) });
+export const api = () => ({
+  ManagedEventSource,
+  createManagedStream,
+  live: (me) => ask(link(me), I_LIVE),
+  handle: (me) => link(me).s.p,
+});
 
 /** Reports an exception thrown by user code without stopping anything (even if reporting throws). */
 export function report(e) {
@@ -184,7 +190,7 @@ function arrived(c, type, e, list, hint) {
   c.last = e;
   c.first ??= e;
   // The server's retry hint is policy: it goes through Rust, then to any listener.
-  if (hint) link.s.input(HINT, hintMs(e.data));
+  if (hint) link.s.input(I_HINT, hintMs(e.data));
   if (list.length !== 0) deliver(link, type, list, e);
   if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
   if (link.until) until(link, e);
@@ -203,14 +209,14 @@ function until(link, e) {
   } catch (err) {
     report(err);
   }
-  if (done) link.s.input(CLOSE);
+  if (done) link.s.input(I_CLOSE);
 }
 
 /** Called by Rust for every new EventSource: our listeners on it. */
 export const attach = guard(function attach(link, es) {
   const c = { link, es, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
   // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there.
-  for (const [type, code] of [['open', OPENED], ['error', FAILED]]) {
+  for (const [type, code] of [['open', I_OPENED], ['error', I_FAILED]]) {
     listen(c, type, (e) => {
       // A server's event named open or error is an ordinary named event, delivered as the browser does.
       if (named(e)) return arrived(c, type, e, link.t.get(type)?.l ?? EMPTY);
@@ -237,8 +243,10 @@ export const detach = guard(function detach(c) {
   delete c.es.close;
   const link = c.link;
   if (link.c === c) link.c = null;
-  // A socket closed by close(code, reason) is CLOSING: its close event, when it comes, still reaches the user.
+  // A socket closed by close(code, reason) closes with those, and is CLOSING: its close event, when it
+  // comes, still reaches the user.
   if (link.closing) {
+    c.es.close(link.closing.code, link.closing.reason);
     c.es.addEventListener(
       'close',
       (e) => {
@@ -283,31 +291,31 @@ export const notify = guard(function notify(link, what, a, b) {
   const me = link.me, cb = link.cb, st = link.st;
   if (link.sh?.leader) {
     // A leader that closes hands the connection over: the others are not told it closed.
-    if (what === STATUS && a === 4) queueMicrotask(() => leave(link));
-    else tell(link, { k: 'note', what, a, b, state: what === STATUS ? [a, num(link, 1), num(link, 2)] : undefined });
+    if (what === N_STATUS && a === S_CLOSED) queueMicrotask(() => leave(link));
+    else tell(link, { k: 'note', what, a, b, state: what === N_STATUS ? [a, ask(link, I_READY_STATE), ask(link, I_ATTEMPT)] : undefined });
   }
-  if (what === STATUS) {
+  if (what === N_STATUS) {
     call(me, cb.onstatus, NAMES[a]);
     call(undefined, st.onStatus, NAMES[a]);
-  } else if (what === OPEN) {
+  } else if (what === N_OPEN) {
     fire(link, 'open', link.ev ?? new Event('open'));
     call(undefined, st.onOpen, { attempt: a });
-  } else if (what === ERROR) {
+  } else if (what === N_ERROR) {
     // A socket's failure is told by its close event (its error event has gone to listeners already).
     const type = link.socket ? 'close' : 'error';
     fire(link, type, link.ev ?? closeEvent(type));
-  } else if (what === RETRY) {
+  } else if (what === N_RETRY) {
     call(me, cb.onretry, { attempt: a, delayMs: b });
     call(undefined, st.onRetryScheduled, { attempt: a, wait: b });
-  } else if (what === GIVE_UP) {
+  } else if (what === N_GIVE_UP) {
     call(me, cb.ongiveup, { attempts: a });
     call(undefined, st.onGiveUp, a);
-  } else if (what === UNAUTHORIZED) {
+  } else if (what === N_UNAUTHORIZED) {
     call(me, cb.onunauthorized, { status: a });
     call(undefined, st.onUnauthorized, { status: a });
-  } else if (what === ID_DROPPED) {
+  } else if (what === N_ID_DROPPED) {
     report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
-  }
+  } else if (what === N_FLUSH) link.flush();
 });
 
 /** Browsers refuse a URL of about 2 MB (Chromium); longer ones are refused here. */
@@ -399,7 +407,7 @@ export const probe = guard((link, id) => {
   const answer = (status, retryAfter) => {
     clearTimeout(timer);
     ac.abort();
-    link.s.input(PROBED, id, status, retryAfterMs(retryAfter));
+    link.s.input(I_PROBED, id, status, retryAfterMs(retryAfter));
   };
   fetch(link.pu ?? link.u, {
     credentials: link.withCredentials ? 'include' : 'same-origin',
@@ -434,13 +442,13 @@ export const watch = guard(function watch(link, visible, online) {
     fs.push([target, type, f]);
   };
   if (visible) {
-    listen(d, 'visibilitychange', () => d.visibilityState === 'visible' && link.s.input(WAKE));
-    listen(g, 'pageshow', (e) => e.persisted && link.s.input(WAKE));
-    listen(d, 'resume', () => link.s.input(WAKE));
+    listen(d, 'visibilitychange', () => d.visibilityState === 'visible' && link.s.input(I_WAKE));
+    listen(g, 'pageshow', (e) => e.persisted && link.s.input(I_WAKE));
+    listen(d, 'resume', () => link.s.input(I_WAKE));
   }
   if (online) {
-    listen(g, 'online', () => link.s.input(ONLINE));
-    listen(g, 'offline', () => link.s.input(OFFLINE));
+    listen(g, 'online', () => link.s.input(I_ONLINE));
+    listen(g, 'offline', () => link.s.input(I_OFFLINE));
   }
   return fs;
 });
@@ -522,30 +530,6 @@ function setCallback(link, name, f) {
 
 // ---- the public class -----------------------------------------------------------------------------------
 
-// The options: each name with its JavaScript type, or the names it may take. JavaScript checks the types
-// (a throwing getter throws to the caller, never through wasm) and hands Rust the values in this order
-// (numbers as they are, booleans as 0 or 1, names as their index, strings as they are), with a bit in
-// `given` for each option given, then a probe URL. Rust checks every value and holds every default.
-const NUMBERS = [
-  ['withCredentials', 'boolean'],
-  ['reconnect', ['backoff', 'browser', false, true]],
-  ['jitter', ['full', 'equal', 'decorrelated', 'none']],
-  ['baseMs', 'number'],
-  ['maxMs', 'number'],
-  ['factor', 'number'],
-  ['maxAttempts', 'number'],
-  ['reconnectOnVisible', 'boolean'],
-  ['reconnectOnOnline', 'boolean'],
-  ['maxHintMs', 'number'],
-  ['probe', [false, true]], // or a URL (a string), which goes to Rust with the strings
-  ['stallTimeoutMs', 'number'],
-  ['minUptimeMs', 'number'],
-  ['connectTimeoutMs', 'number'],
-  ['lastEventIdParam', 'string'],
-  ['retryHintEvent', 'string'],
-  ['heartbeatEvent', 'string'],
-];
-
 export const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
 
 /** Edit distance (Levenshtein) between two short strings. */
@@ -564,44 +548,49 @@ const misspelt = (k, known) =>
   known.find((o) => o.toLowerCase() === k.toLowerCase() || (k.length > 4 && distance(o.toLowerCase(), k.toLowerCase()) <= 2));
 
 /**
- * Checks `options` against `numbers` (name and JavaScript type, or the names it may take) and `others`
- * (other names known), as a dictionary argument is read. Returns the numbers for Rust, the bits of those
- * given, and the options object.
+ * Reads `options` as a dictionary argument is read: the options of class `cls` in OPTIONS (from
+ * boundary.js, which Rust's table writes) checked for their JavaScript type, and `others` (names read by
+ * the caller). Returns the options object and the values for Rust (see boundary.rs): numbers as they are,
+ * booleans as 0 or 1, a choice as its index, strings as they are, with a bit in `values[V_GIVEN]` for
+ * each option given. Rust checks every value and holds every default.
  */
-export function readNumbers(options, numbers, others) {
+export function readOptions(options, cls, others) {
   if (options != null && typeof options !== 'object' && typeof options !== 'function') fail('options must be an object');
   const o = options ?? {};
-  const known = [...numbers.map(([k]) => k), ...others];
+  const mine = OPTIONS.filter((x) => x[2] & cls);
+  const known = [...mine.map(([k]) => k), ...others];
   // A key the API does not know is ignored, as EventSource ignores it, unless it looks like one of ours
   // misspelt: then silently taking the default would hide the mistake.
   for (const k of Object.keys(o)) {
     const meant = known.includes(k) ? null : misspelt(k, known);
     if (meant) fail(`unknown option '${k}' (did you mean '${meant}'?)`);
   }
-  const values = new Array(numbers.length); // undefined where not given
+  const values = new Array(V_COUNT); // undefined where not given
   let given = 0;
-  let probeUrl;
-  numbers.forEach(([k, type], i) => {
-    let v = o[k];
+  OPTIONS.forEach(([k, type, classes], i) => {
+    let v = classes & cls ? o[k] : undefined;
     if (v == null) return;
-    if (k === 'probe' && typeof v === 'string') {
-      probeUrl = v;
-      v = true;
-    }
-    const bad = typeof type === 'string' ? typeof v !== type : !type.includes(v);
-    if (bad) {
-      const rule =
-        k === 'probe'
-          ? 'true, false or a URL'
-          : typeof type === 'string'
-            ? 'a ' + type
-            : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
+    if (type === 'probe') {
+      if (typeof v === 'string') {
+        values[V_PROBE_URL] = v;
+        v = true;
+      } else if (typeof v !== 'boolean') fail('option probe must be true, false or a URL');
+    } else if (type === 'queue') {
+      // 'none' | 'all' | { max }
+      if (v === 'none' || v === 'all') v = +(v === 'all');
+      else if (typeof v === 'object' && typeof v.max === 'number') {
+        values[V_QUEUE_MAX] = v.max;
+        v = 2;
+      } else fail("option queue must be 'none', 'all' or { max: number }");
+    } else if (typeof type === 'string' ? typeof v !== type : !type.includes(v)) {
+      const rule = typeof type === 'string' ? 'a ' + type : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
       fail('option ' + k + ' must be ' + rule);
     }
-    values[i] = type === 'string' ? v : typeof type === 'string' ? +v : type.indexOf(v);
+    values[i] = type === 'string' ? v : typeof type === 'object' ? type.indexOf(v) : +v;
     given |= 1 << i;
   });
-  return { o, values, given, probeUrl };
+  values[V_GIVEN] = given;
+  return { o, values };
 }
 
 /** The fields of a client's JavaScript half that the relay and the listeners use. */
@@ -625,11 +614,13 @@ export const linkOf = (me, url, st) => ({
 let shells;
 
 /**
- * The Rust shell at address `p`, as this file calls it (`link.s`): freed once `link` is collected. Nothing
- * calls a shell but through its link (the instance, its listeners and timers hold the link), and Rust holds
- * the link until the stream is closed, so the shell is never freed while it runs or could be called.
+ * Builds the Rust shell for `link` from the option values `values` (see readOptions) and returns it as
+ * this file calls it (`link.s`), freed once `link` is collected: nothing calls a shell but through its link
+ * (the instance, its listeners and timers hold the link), and Rust holds the link until the stream is
+ * closed. A handle Rust no longer knows (freed) finds nothing, so no stale handle can do harm.
  */
-export function own(link, p) {
+export function own(link, values) {
+  const p = hooks.shell(link, values);
   shells ??= typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((p) => hooks.free(p)) : { register() {} };
   shells.register(link, p);
   return { p, input: (code, a, b, c) => hooks.input(p, code, a, b, c), lastEventId: () => hooks.lastEventId(p) };
@@ -645,8 +636,7 @@ function start(me, url, options, st) {
   }
   // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
   if (typeof url !== 'function') url = `${url}`;
-  const { o, values, given, probeUrl } = readNumbers(options, NUMBERS, ['until', 'share']);
-  values.push(probeUrl);
+  const { o, values } = readOptions(options, 1, ['until', 'share']);
   const until = o.until;
   if (until != null && typeof until !== 'function') fail('option until must be a function');
   const share = o.share;
@@ -656,18 +646,24 @@ function start(me, url, options, st) {
   if (share === true && typeof url === 'function') fail('option share needs a name (share: "feed") with a url function');
   const link = linkOf(me, url, st);
   link.until = until ?? null;
-  link.withCredentials = values[0] === 1; // the link is the EventSourceInit Rust creates sources with
-  // The strings, as Rust checks them (the last three options, then the probe URL): the shell reads none of
-  // these back.
-  [link.lp, link.hint, link.beat, link.pu] = values.slice(-4);
+  link.withCredentials = values[O_WITH_CREDENTIALS] === 1; // the link is the EventSourceInit Rust creates sources with
+  // The strings, as Rust checks them: the shell reads none of these back.
+  link.lp = values[O_LAST_EVENT_ID_PARAM];
+  link.hint = values[O_RETRY_HINT_EVENT];
+  link.beat = values[O_HEARTBEAT_EVENT];
+  link.pu = values[V_PROBE_URL];
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
-  // Then what Rust reads after the options (`at` in src/web/mod.rs): the bits given, the id to resume from, start.
-  const make = (from, start = true) => hooks.shell(link, [...values, given, from, +start]);
+  values[V_START] = 1;
+  const make = (from) => {
+    values[V_RESUME_FROM] = from;
+    return own(link, values);
+  };
   if (share && sharing()) {
-    hooks.free(make(undefined, false)); // validates the options, so that they throw here, in every tab
-    startShared(link, (from) => own(link, make(from)), share === true ? url : share);
-  } else link.s = own(link, make());
+    // Checks the options, so that they throw here, in every tab; the shell, never started, goes at once.
+    hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
+    startShared(link, make, share === true ? url : share);
+  } else link.s = make();
   return link;
 }
 
@@ -725,7 +721,14 @@ function startShared(link, make, key) {
   link.sh = sh;
   // Until it leads, the instance's shell is a stand-in that reads the leader's state and asks it to act.
   link.s = {
-    input: (code) => (code >= STATE ? sh.state[code - STATE] ?? 0 : code === CLOSE ? leave(link) : code === RETRY_NOW && sh.ch.postMessage({ k: 'retryNow' })),
+    input: (code) =>
+      code === I_CLOSED
+        ? +!!sh.left
+        : code >= I_FIRST_QUESTION
+          ? sh.state[code - I_FIRST_QUESTION] ?? 0
+          : code === I_CLOSE
+            ? leave(link)
+            : code === I_RETRY_NOW && sh.ch.postMessage({ k: 'retryNow' }),
     lastEventId: () => sh.lastId,
   };
   sh.ch.onmessage = (m) => fromChannel(link, m.data);
@@ -756,9 +759,9 @@ function leave(link) {
   sh.ch.close();
   sh.ac.abort();
   if (!sh.leader) {
-    sh.state[0] = 4;
+    sh.state[0] = S_CLOSED;
     sh.state[1] = 2;
-    notify(link, STATUS, 4); // 'closed', to both kinds of callback
+    notify(link, N_STATUS, S_CLOSED); // 'closed', to both kinds of callback
   }
   sh.leader = false;
   sh.release?.();
@@ -776,8 +779,8 @@ function fromChannel(link, m) {
         sh.types.add(type);
         if (link.c) relay(link.c, type);
       }
-      if (m.k === 'hello') tell(link, { k: 'state', state: [0, 1, 2].map((i) => num(link, i)), id: link.s.lastEventId() });
-    } else if (m.k === 'retryNow') link.s.input(RETRY_NOW);
+      if (m.k === 'hello') tell(link, { k: 'state', state: [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => ask(link, q)), id: link.s.lastEventId() });
+    } else if (m.k === 'retryNow') link.s.input(I_RETRY_NOW);
     return;
   }
   if (m.k === 'event') {
@@ -786,15 +789,15 @@ function fromChannel(link, m) {
     fire(link, m.type, e);
     if (link.until) until(link, e);
   } else if (m.k === 'note') {
-    if (m.what === STATUS) sh.state = m.state;
+    if (m.what === N_STATUS) sh.state = m.state;
     notify(link, m.what, m.a, m.b);
   } else if (m.k === 'state') {
     // The leader's state when this instance joined: as if it had connected itself.
     const was = sh.state[0];
     sh.state = m.state;
     if (m.id) sh.lastId = m.id;
-    if (m.state[0] !== was) notify(link, STATUS, m.state[0], 0);
-    if (m.state[0] === 1) notify(link, OPEN, 0, 0);
+    if (m.state[0] !== was) notify(link, N_STATUS, m.state[0], 0);
+    if (m.state[0] === S_OPEN) notify(link, N_OPEN, 0, 0);
   }
 }
 
@@ -820,13 +823,13 @@ export class ManagedEventSource {
     return this.#l.s.lastEventId() ?? '';
   }
   get status() {
-    return NAMES[num(this.#l, 0)];
+    return NAMES[ask(this.#l, I_STATUS)];
   }
   get readyState() {
-    return num(this.#l, 1);
+    return ask(this.#l, I_READY_STATE);
   }
   get attempt() {
-    return num(this.#l, 2);
+    return ask(this.#l, I_ATTEMPT);
   }
   get withCredentials() {
     return this.#l.withCredentials;
@@ -838,11 +841,11 @@ export class ManagedEventSource {
   }
   /** Resets the ladder and connects at once, also after status 'failed'. Does nothing after close(). */
   reconnectNow() {
-    this.#l.s.input(RETRY_NOW);
+    this.#l.s.input(I_RETRY_NOW);
   }
   /** Closes for good: the source, any pending retry; status 'closed'. */
   close() {
-    this.#l.s.input(CLOSE);
+    this.#l.s.input(I_CLOSE);
   }
 }
 

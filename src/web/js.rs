@@ -4,7 +4,6 @@
 //! declared `catch`, so that no exception unwinds through wasm: an unwinding exception skips the wasm
 //! stack's epilogue and, a thousand throws later, the module traps for the whole page.
 
-use alloc::string::String;
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
 use web_sys::EventSource;
@@ -85,27 +84,22 @@ pub(crate) enum Source {
     Socket(web_sys::WebSocket),
 }
 
-/// A live source and our listeners on it: dropping it removes them and closes the source (a socket with
-/// the code and reason of the user's `close(code, reason)`, if that is why).
+/// A live source and our listeners on it: dropping it removes them and closes the source.
 pub(crate) struct Connection {
     pub source: Source,
     pub record: JsValue,
-    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
-    pub closing: Option<(u16, String)>,
 }
 
 impl Drop for Connection {
     fn drop(&mut self) {
+        // For a socket the user closed with `close(code, reason)`, `detach` closes it with those (the
+        // JavaScript half keeps both; no string is copied into wasm), and `close()` then does nothing.
         detach(&self.record);
         match &self.source {
             Source::Events(es) => es.close(),
             #[cfg(feature = "websocket")]
             Source::Socket(ws) => {
-                // Both throw only for a code or reason the JavaScript half has already refused.
-                let _ = match &self.closing {
-                    Some((code, reason)) => ws.close_with_code_and_reason(*code, reason),
-                    None => ws.close(),
-                };
+                let _ = ws.close();
             }
         }
     }
@@ -117,8 +111,6 @@ extern "C" {
     /// Listens to a new socket: open and close come back to the shell, messages go to the user.
     #[wasm_bindgen(js_name = attachSocket)]
     pub(crate) fn attach_socket(link: &JsValue, socket: &web_sys::WebSocket) -> JsValue;
-    /// Sends the first `n` queued messages, in order, on the open socket.
-    pub(crate) fn flush(link: &JsValue, n: u32);
 }
 
 /// A pending timer with one owner, cancelled when dropped (the shape of gloo's `Timeout`; see the README
@@ -128,8 +120,8 @@ pub(crate) struct Timer(JsValue);
 
 impl Timer {
     /// After `ms` (at most 2147483647, which the ladder guarantees), the shell gets input `what`.
-    pub(crate) fn new(link: &JsValue, ms: u32, what: u32) -> Self {
-        Timer(arm(link, ms.min(i32::MAX as u32) as f64, what as f64))
+    pub(crate) fn new(link: &JsValue, ms: u32, what: crate::boundary::Code) -> Self {
+        Timer(arm(link, ms.min(i32::MAX as u32) as f64, what as u8 as f64))
     }
 }
 
@@ -154,4 +146,12 @@ impl crate::machine::EventId for JsValue {
     fn encoded_len(&self) -> usize {
         encoded_len(self) as usize
     }
+}
+
+// The numbers the two halves share (generated from `crate::boundary`): `api.js` imports them, and naming
+// the file here makes wasm-bindgen copy it beside the snippets that do.
+#[wasm_bindgen(module = "/src/web/boundary.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = V_COUNT)]
+    static V_COUNT: f64;
 }

@@ -2,69 +2,38 @@
 //!
 //! Ownership: [`Core`] owns the current [`Connection`] (the `EventSource` and the JavaScript relay's
 //! listeners on it), the pending [`Timer`] and the [`Page`] listeners. Dropping a connection removes its
-//! listeners and closes its source; dropping the timer cancels it. The JavaScript half holds the shell
-//! (`link.s`) and the shell holds the link until `close()`, so a running stream stays alive without a
-//! reference, as a native `EventSource` does; closing lets both go.
+//! listeners and closes its source; dropping the timer cancels it. The JavaScript half holds the shell's
+//! handle (`link.s`, see `handles.rs`) and the shell holds the link until `close()`, so a running stream
+//! stays alive without a reference, as a native `EventSource` does; closing lets both go, and the
+//! JavaScript half's FinalizationRegistry frees the shell once its link is collected.
 //!
 //! Reentrancy: commands go through a queue drained in order. No `RefCell` borrow is held while user code
-//! runs, so `close()` and `reconnectNow()` work from inside any callback. Nothing frees the shell while one
-//! of its methods runs (the package has no `free`; the FinalizationRegistry frees it once its JavaScript
-//! object is gone), so [`Shared`] needs no reference count.
+//! runs, so `close()` and `reconnectNow()` work from inside any callback; each export holds the shell it
+//! works on for the length of the call.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 use core::cell::RefCell;
 
 use wasm_bindgen::JsValue;
 
 use super::js::{self, Connection, Page, Source, Timer};
+#[cfg(feature = "websocket")]
+use crate::boundary::Enqueue;
+use crate::boundary::{status_index, Code, Note};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Config, Input, Machine, Status};
-
-/// Inputs from the JavaScript half (the `input` export); the same numbers as at the top of `api.js`.
-pub(crate) mod input {
-    pub const OPENED: u32 = 0;
-    pub const FAILED: u32 = 1;
-    pub const TIMER: u32 = 2;
-    pub const WAKE: u32 = 3;
-    pub const ONLINE: u32 = 4;
-    pub const OFFLINE: u32 = 5;
-    pub const HINT: u32 = 6;
-    pub const RETRY_NOW: u32 = 7;
-    pub const CLOSE: u32 = 8;
-    pub const WATCHDOG: u32 = 9;
-    /// A probe's answer (see the `input` export).
-    pub const PROBED: u32 = 10;
-    /// Questions, answered by the `input` export's result: the status's index, `readyState`, `attempt`, and
-    /// how many connections, timers and page listeners are live (0 once closed; for tests).
-    pub const STATUS: u32 = 16;
-    pub const READY_STATE: u32 = 17;
-    pub const ATTEMPT: u32 = 18;
-    pub const LIVE: u32 = 19;
-}
-
-/// Notifications to the JavaScript half (`notify`); the same numbers as at the top of `api.js`.
-mod note {
-    pub const STATUS: u32 = 0;
-    pub const OPEN: u32 = 1;
-    pub const ERROR: u32 = 2;
-    pub const RETRY: u32 = 3;
-    pub const GIVE_UP: u32 = 4;
-    pub const ID_DROPPED: u32 = 5;
-    pub const UNAUTHORIZED: u32 = 6;
-}
 
 /// What a client connects with.
 pub(crate) enum Transport {
     /// An `EventSource`.
     Events,
-    /// A `WebSocket`: its subprotocols (`protocols`), the clean-close codes that still reconnect, and the
-    /// queue of messages sent while disconnected.
+    /// A `WebSocket`: its subprotocols (`protocols`), the clean-close codes that still reconnect, and
+    /// what may wait for the next open (the JavaScript half holds what waits).
     #[cfg(feature = "websocket")]
     Socket {
         protocols: JsValue,
         codes: Vec<u16>,
-        outbox: crate::socket::Outbox,
+        queue: crate::socket::Queue,
     },
 }
 
@@ -87,8 +56,6 @@ pub(crate) struct Core {
     pub open_error: Option<JsValue>,
     /// Set when the first source could not be opened: a stream that never started tells nobody anything.
     silent: bool,
-    /// The code and reason of the user's `close(code, reason)` on a socket.
-    pub closing: Option<(u16, String)>,
 }
 
 pub(crate) struct Shared {
@@ -97,7 +64,7 @@ pub(crate) struct Shared {
 
 /// A borrow that cannot be had: a bug, which ends the module as a panic would, without a panic's message.
 #[cold]
-fn trap() -> ! {
+pub(crate) fn trap() -> ! {
     core::arch::wasm32::unreachable()
 }
 
@@ -143,7 +110,6 @@ impl Shared {
                 draining: false,
                 open_error: None,
                 silent: false,
-                closing: None,
             }),
         }
     }
@@ -170,28 +136,29 @@ impl Shared {
         Ok(())
     }
 
-    /// One input from the JavaScript half.
-    pub(crate) fn input(&self, code: u32, arg: f64) {
+    /// One input from the JavaScript half (see [`Code`]; the questions and the probe's answer are the
+    /// `input` export's).
+    pub(crate) fn input(&self, code: Code, arg: f64) {
         let input = match code {
-            input::OPENED => Input::Opened,
-            input::FAILED => Input::Failed {
+            Code::Opened => Input::Opened,
+            Code::Failed => Input::Failed {
                 browser_gave_up: arg == 1.0,
             },
-            input::TIMER => {
+            Code::Timer => {
                 // It has fired: drop our handle to it before the machine arms the next one.
                 let spent = self.get_mut().timer.take();
                 drop(spent);
                 Input::TimerFired
             }
-            input::WAKE => Input::PageVisible,
-            input::ONLINE => Input::Online,
-            input::OFFLINE => Input::Offline,
+            Code::Wake => Input::PageVisible,
+            Code::Online => Input::Online,
+            Code::Offline => Input::Offline,
             // The hint's data as a number of ms (`api.js` reads it as `retry:` is read); a negative
             // number for data that is not a delay, which changes nothing.
-            input::HINT if arg >= 0.0 => Input::RetryHint { ms: delay_ms(arg) },
-            input::RETRY_NOW => Input::RetryNow,
-            input::CLOSE => Input::Close,
-            input::WATCHDOG => {
+            Code::Hint if arg >= 0.0 => Input::RetryHint { ms: delay_ms(arg) },
+            Code::RetryNow => Input::RetryNow,
+            Code::Close => Input::Close,
+            Code::Watchdog => {
                 let (spent, active) = {
                     let mut core = self.get_mut();
                     let active = core
@@ -277,12 +244,12 @@ impl Shared {
         self.get().link.clone()
     }
 
-    fn notify(&self, what: u32, a: u32, b: u32) {
+    fn notify(&self, note: Note, a: u32, b: u32) {
         if self.get().silent {
             return;
         }
         if let Some(link) = self.link() {
-            js::notify(&link, what as f64, a as f64, b as f64);
+            js::notify(&link, note as u8 as f64, a as f64, b as f64);
         }
     }
 
@@ -290,25 +257,18 @@ impl Shared {
         match command {
             Command::OpenSource { resume } => self.open(resume),
             Command::CloseSource => {
-                let old = {
-                    let mut core = self.get_mut();
-                    let mut old = core.connection.take();
-                    if let Some(c) = old.as_mut() {
-                        c.closing = core.closing.take();
-                    }
-                    old
-                };
+                let old = self.get_mut().connection.take();
                 drop(old);
             }
             Command::ArmTimer { ms } => {
                 let Some(link) = self.link() else { return };
-                let timer = Timer::new(&link, ms, input::TIMER);
+                let timer = Timer::new(&link, ms, Code::Timer);
                 let old = self.get_mut().timer.replace(timer);
                 drop(old);
             }
             Command::ArmWatchdog { ms } => {
                 let Some(link) = self.link() else { return };
-                let timer = Timer::new(&link, ms, input::WATCHDOG);
+                let timer = Timer::new(&link, ms, Code::Watchdog);
                 let old = self.get_mut().timer.replace(timer);
                 drop(old);
             }
@@ -317,35 +277,27 @@ impl Shared {
                     js::probe(&link, id as f64);
                 }
             }
-            Command::Unauthorized { status } => self.notify(note::UNAUTHORIZED, status as u32, 0),
+            Command::Unauthorized { status } => self.notify(Note::Unauthorized, status as u32, 0),
             Command::DisarmTimer => {
                 let old = self.get_mut().timer.take();
                 drop(old);
             }
-            Command::Status(status) => self.notify(note::STATUS, status_index(status), 0),
-            Command::ReportError => self.notify(note::ERROR, 0, 0),
+            Command::Status(status) => self.notify(Note::Status, status_index(status), 0),
+            Command::ReportError => self.notify(Note::Error, 0, 0),
             Command::Connected { attempt } => {
                 // A socket sends what waited for it before anyone hears it is open.
                 #[cfg(feature = "websocket")]
-                {
-                    let queued = match &mut self.get_mut().transport {
-                        Transport::Socket { outbox, .. } => outbox.take(),
-                        Transport::Events => 0,
-                    };
-                    if queued > 0 {
-                        if let Some(link) = self.link() {
-                            js::flush(&link, queued);
-                        }
-                    }
+                if matches!(self.get().transport, Transport::Socket { .. }) {
+                    self.notify(Note::Flush, 0, 0);
                 }
-                self.notify(note::OPEN, attempt, 0)
+                self.notify(Note::Open, attempt, 0)
             }
             Command::RetryScheduled { attempt, delay_ms } => {
-                self.notify(note::RETRY, attempt, delay_ms)
+                self.notify(Note::Retry, attempt, delay_ms)
             }
-            Command::GaveUp { attempts } => self.notify(note::GIVE_UP, attempts, 0),
+            Command::GaveUp { attempts } => self.notify(Note::GiveUp, attempts, 0),
             Command::ResumeIdDropped { encoded_len } => self.notify(
-                note::ID_DROPPED,
+                Note::IdDropped,
                 encoded_len,
                 crate::machine::MAX_RESUME_ID as u32,
             ),
@@ -390,11 +342,7 @@ impl Shared {
         };
         let mut core = self.get_mut();
         core.opened = true;
-        let old = core.connection.replace(Connection {
-            source,
-            record,
-            closing: None,
-        });
+        let old = core.connection.replace(Connection { source, record });
         drop(core);
         drop(old);
     }
@@ -423,16 +371,17 @@ impl Shared {
         });
     }
 
-    /// Room in the queue for a message sent while disconnected: 0 yes, 1 not queuing, 2 full.
+    /// Whether a message sent while disconnected may wait for the next open, with `waiting` already
+    /// waiting.
     #[cfg(feature = "websocket")]
-    pub(crate) fn enqueue(&self) -> u32 {
-        match &mut self.get_mut().transport {
-            Transport::Socket { outbox, .. } => match outbox.push() {
-                Ok(()) => 0,
-                Err(crate::socket::Refused::NotQueuing) => 1,
-                Err(crate::socket::Refused::Full { .. }) => 2,
+    pub(crate) fn enqueue(&self, waiting: u32) -> Enqueue {
+        match &self.get().transport {
+            Transport::Socket { queue, .. } => match crate::socket::admit(*queue, waiting) {
+                Ok(()) => Enqueue::Room,
+                Err(crate::socket::Refused::NotQueuing) => Enqueue::NotQueuing,
+                Err(crate::socket::Refused::Full { .. }) => Enqueue::Full,
             },
-            Transport::Events => 1,
+            Transport::Events => Enqueue::NotQueuing,
         }
     }
 
@@ -448,17 +397,6 @@ impl Shared {
 pub(crate) fn delay_ms(ms: f64) -> u32 {
     // `as` saturates, and reads NaN as 0; the callers pass only numbers of 0 or more.
     ms as u32
-}
-
-/// The status's position in `NAMES` in `api.js`.
-pub(crate) fn status_index(status: Status) -> u32 {
-    match status {
-        Status::Connecting => 0,
-        Status::Open => 1,
-        Status::Reconnecting => 2,
-        Status::Failed => 3,
-        Status::Closed => 4,
-    }
 }
 
 /// Notifications that mean nothing once the client is closed.

@@ -226,8 +226,7 @@ test('a retry hint counts with whitespace around its digits, and is ignored when
 
 test("each option rule's error carries its whole words in the shipped module", () => {
   // The words are the core's (OptionError::message; a wasm-bindgen test holds the two halves to it). This
-  // holds them in the module as the package ships it, after the build has zeroed the text it finds no
-  // reader for (scripts/wasm-data.mjs).
+  // holds them in the module as the package ships it, after wasm-opt.
   const P = 'managed-eventsource: option ';
   const cases = [
     [{ baseMs: NaN }, RangeError, 'baseMs must be a finite number'],

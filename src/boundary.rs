@@ -1,0 +1,384 @@
+//! The numbers the two halves of the browser shell share: the codes of the shell's one entry point, the
+//! notifications it sends back, the statuses' order, and the table of options the JavaScript half reads.
+//!
+//! This module is the one source of these numbers. `src/web/boundary.js`, which the JavaScript half imports,
+//! is generated from it ([`javascript`], natively), and `tests/boundary.rs` fails when that file is out of
+//! date (`npm run boundary` rewrites it). The bundler inlines the constants, so they cost the package nothing.
+//! Everything here is pure; nothing reads a string of it in wasm.
+//!
+//! ```
+//! use managed_eventsource::boundary::{Code, Opt, OPTIONS};
+//! assert_eq!(Code::from_u32(Code::Close as u32), Some(Code::Close));
+//! assert_eq!(Code::from_u32(1000), None);
+//! assert_eq!(OPTIONS[Opt::BaseMs as usize].name, "baseMs");
+//! ```
+
+/// Declares a `#[repr(u8)]` enum whose discriminants are the positions of its variants, with `from_u32`
+/// and, for the generator, each variant's JavaScript constant.
+macro_rules! codes {
+    ($(#[$m:meta])* pub enum $name:ident, $prefix:literal { $($(#[$vm:meta])* $v:ident = $js:literal,)* }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum $name {
+            $($(#[$vm])* $v,)*
+        }
+
+        impl $name {
+            /// Every variant, in order.
+            pub const ALL: &'static [$name] = &[$($name::$v),*];
+            /// The JavaScript constant of each variant, in the same order (for the generator).
+            pub const JS: &'static [&'static str] = &[$(concat!($prefix, $js)),*];
+
+            /// The variant numbered `n`, if any: a number from JavaScript that is not a code is `None`.
+            pub fn from_u32(n: u32) -> Option<Self> {
+                Self::ALL.get(n as usize).copied()
+            }
+        }
+    };
+}
+
+codes! {
+    /// What the JavaScript half hands the shell's one entry point (`input(handle, code, a, b, c)`): inputs,
+    /// then questions, whose answer is the entry point's result.
+    pub enum Code, "I_" {
+        /// The source opened (`a`: for a fetch, the response's status).
+        Opened = "OPENED",
+        /// The source failed; `a` is 1 when the browser will not retry by itself (`readyState` 2).
+        Failed = "FAILED",
+        /// The reconnect timer fired.
+        Timer = "TIMER",
+        /// The page became visible or resumed.
+        Wake = "WAKE",
+        /// The browser came back online.
+        Online = "ONLINE",
+        /// The browser went offline.
+        Offline = "OFFLINE",
+        /// A retry hint: `a` is its delay in ms (negative: not a delay).
+        Hint = "HINT",
+        /// `reconnectNow()`.
+        RetryNow = "RETRY_NOW",
+        /// `close()`.
+        Close = "CLOSE",
+        /// The watchdog's timer fired.
+        Watchdog = "WATCHDOG",
+        /// A probe's answer: `a` the probe's number, `b` its status (0: it failed), `c` its `Retry-After` in
+        /// ms (negative: none).
+        Probed = "PROBED",
+        /// A socket closed: `a` its code, `b` 1 when it closed with a handshake.
+        SocketClosed = "SOCKET_CLOSED",
+        /// A socket's `send` while disconnected, with `a` messages queued already: may one more wait? The
+        /// answer is an [`Enqueue`].
+        Enqueue = "ENQUEUE",
+        /// Question: the status's index in [`STATUSES`].
+        Status = "STATUS",
+        /// Question: `readyState` as `EventSource` has it (0, 1 or 2).
+        ReadyState = "READY_STATE",
+        /// Question: reconnect attempts in a row.
+        Attempt = "ATTEMPT",
+        /// Question: live connections, timers and page listeners (0 once closed; for tests).
+        Live = "LIVE",
+        /// Question: whether the user closed the client (1), as against the server ending it.
+        Closed = "CLOSED",
+    }
+}
+
+impl Code {
+    /// The first question: codes from here on are answered, not fed to the machine.
+    pub const FIRST_QUESTION: Code = Code::Status;
+}
+
+codes! {
+    /// What the shell tells the JavaScript half (`notify(link, note, a, b)`).
+    pub enum Note, "N_" {
+        /// The status changed to the one at index `a` of [`STATUSES`].
+        Status = "STATUS",
+        /// The source opened after `a` reconnect attempts.
+        Open = "OPEN",
+        /// The source failed (or stalled).
+        Error = "ERROR",
+        /// Reconnect attempt `a` is scheduled in `b` ms.
+        Retry = "RETRY",
+        /// Gave up after `a` attempts.
+        GiveUp = "GIVE_UP",
+        /// The last event id is `a` bytes once encoded, over the `b` a reconnect URL carries.
+        IdDropped = "ID_DROPPED",
+        /// The server answered `a` (401 or 403).
+        Unauthorized = "UNAUTHORIZED",
+        /// A socket opened: send what waited for it.
+        Flush = "FLUSH",
+    }
+}
+
+codes! {
+    /// The answer to [`Code::Enqueue`].
+    pub enum Enqueue, "Q_" {
+        /// The message may wait for the next open.
+        Room = "ROOM",
+        /// The `queue` option is `'none'`.
+        NotQueuing = "NOT_QUEUING",
+        /// The queue is full.
+        Full = "FULL",
+    }
+}
+
+/// The statuses in the order of their indices ([`Code::Status`], [`Note::Status`]).
+pub const STATUSES: [crate::machine::Status; 5] = {
+    use crate::machine::Status::*;
+    [Connecting, Open, Reconnecting, Failed, Closed]
+};
+
+/// The index of `status` in [`STATUSES`].
+pub fn status_index(status: crate::machine::Status) -> u32 {
+    status as u32
+}
+
+/// What kind of JavaScript value an option takes, as the JavaScript half checks it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// A boolean, handed over as 0 or 1.
+    Bool,
+    /// A number, handed over as it is.
+    Number,
+    /// A string, handed over as the JavaScript string it is.
+    Text,
+    /// One of these values (strings or booleans), handed over as its index; index 0 is the default.
+    Choice(&'static [Value]),
+    /// `probe`: a boolean, or a URL that goes to [`Slot::ProbeUrl`].
+    Probe,
+    /// A socket's `queue`: `'none'`, `'all'` or `{ max }` (index 0, 1 or 2, with `max` in
+    /// [`Slot::QueueMax`]).
+    Queue,
+}
+
+/// A value an option of [`Kind::Choice`] may take.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value {
+    /// A string.
+    Name(&'static str),
+    /// A boolean.
+    Flag(bool),
+}
+
+/// Which classes have an option.
+pub mod class {
+    /// `ManagedEventSource`.
+    pub const STREAM: u8 = 1;
+    /// `ManagedWebSocket`.
+    pub const SOCKET: u8 = 2;
+    /// Both.
+    pub const BOTH: u8 = STREAM | SOCKET;
+}
+
+/// One option: its JavaScript name, kind, documented default, and the classes that have it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spec {
+    /// The option's name in JavaScript.
+    pub name: &'static str,
+    /// What it takes.
+    pub kind: Kind,
+    /// The default, as the documentation writes it (`tests/boundary.rs` holds it to [`crate::options`]).
+    pub default: &'static str,
+    /// The classes that read it ([`class`]).
+    pub classes: u8,
+}
+
+macro_rules! options {
+    ($($(#[$vm:meta])* $v:ident = ($name:literal, $kind:expr, $default:literal, $classes:expr),)*) => {
+        /// The options' positions in the values the JavaScript half hands the shell.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[repr(u8)]
+        pub enum Opt {
+            $($(#[$vm])* $v,)*
+        }
+
+        /// Every option the JavaScript half reads into numbers for the shell, at its [`Opt`] position.
+        pub const OPTIONS: &[Spec] = &[$(Spec { name: $name, kind: $kind, default: $default, classes: $classes }),*];
+    };
+}
+
+const RECONNECT: &[Value] = &[
+    Value::Name("backoff"),
+    Value::Name("browser"),
+    Value::Flag(false),
+    Value::Flag(true),
+];
+const JITTER: &[Value] = &[
+    Value::Name("full"),
+    Value::Name("equal"),
+    Value::Name("decorrelated"),
+    Value::Name("none"),
+];
+
+options! {
+    /// `withCredentials`.
+    WithCredentials = ("withCredentials", Kind::Bool, "false", class::STREAM),
+    /// `reconnect`.
+    Reconnect = ("reconnect", Kind::Choice(RECONNECT), "'backoff'", class::STREAM),
+    /// `jitter`.
+    Jitter = ("jitter", Kind::Choice(JITTER), "'full'", class::BOTH),
+    /// `baseMs`.
+    BaseMs = ("baseMs", Kind::Number, "1000", class::BOTH),
+    /// `maxMs`.
+    MaxMs = ("maxMs", Kind::Number, "60000", class::BOTH),
+    /// `factor`.
+    Factor = ("factor", Kind::Number, "2", class::BOTH),
+    /// `maxAttempts`.
+    MaxAttempts = ("maxAttempts", Kind::Number, "Infinity", class::BOTH),
+    /// `reconnectOnVisible`.
+    ReconnectOnVisible = ("reconnectOnVisible", Kind::Bool, "true", class::BOTH),
+    /// `reconnectOnOnline`.
+    ReconnectOnOnline = ("reconnectOnOnline", Kind::Bool, "true", class::BOTH),
+    /// `maxHintMs`.
+    MaxHintMs = ("maxHintMs", Kind::Number, "600000", class::STREAM),
+    /// `probe`.
+    Probe = ("probe", Kind::Probe, "false", class::STREAM),
+    /// `stallTimeoutMs`.
+    StallTimeoutMs = ("stallTimeoutMs", Kind::Number, "0", class::BOTH),
+    /// `minUptimeMs`.
+    MinUptimeMs = ("minUptimeMs", Kind::Number, "0", class::BOTH),
+    /// `connectTimeoutMs` (a socket's default is 10000).
+    ConnectTimeoutMs = ("connectTimeoutMs", Kind::Number, "0", class::BOTH),
+    /// A socket's `queue`.
+    Queue = ("queue", Kind::Queue, "'none'", class::SOCKET),
+    /// `lastEventIdParam`.
+    LastEventIdParam = ("lastEventIdParam", Kind::Text, "none", class::STREAM),
+    /// `retryHintEvent`.
+    RetryHintEvent = ("retryHintEvent", Kind::Text, "none", class::STREAM),
+    /// `heartbeatEvent`.
+    HeartbeatEvent = ("heartbeatEvent", Kind::Text, "none", class::STREAM),
+}
+
+codes! {
+    /// What follows the options in the values the JavaScript half hands the shell, from
+    /// [`Slot::FIRST`] on.
+    pub enum Slot, "V_" {
+        /// `probe: 'url'`: the URL.
+        ProbeUrl = "PROBE_URL",
+        /// A socket's `queue: { max }`: `max`.
+        QueueMax = "QUEUE_MAX",
+        /// A socket's `reconnectOnCleanClose`: the codes (an array of numbers), or `undefined`.
+        Codes = "CODES",
+        /// How many codes there are.
+        CodeCount = "CODE_COUNT",
+        /// Bit `i` set for each option at position `i` that was given.
+        Given = "GIVEN",
+        /// The id to resume from (sharing across tabs), or `undefined`.
+        ResumeFrom = "RESUME_FROM",
+        /// 1 to start connecting, 0 to check the options only.
+        Start = "START",
+        /// What connects: 0 an `EventSource`, 1 a `WebSocket`.
+        Transport = "TRANSPORT",
+        /// A socket's subprotocols, as `WebSocket` takes them.
+        Protocols = "PROTOCOLS",
+    }
+}
+
+impl Slot {
+    /// The position of the first slot: right after the options.
+    pub const FIRST: usize = OPTIONS.len();
+
+    /// This slot's position in the values.
+    pub const fn at(self) -> usize {
+        Slot::FIRST + self as usize
+    }
+}
+
+/// The contents of `src/web/boundary.js`, written from the tables above.
+#[cfg(not(target_arch = "wasm32"))]
+pub fn javascript() -> alloc::string::String {
+    use alloc::format;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    let consts = |names: &[&str], offset: usize| {
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| format!("export const {n} = {};\n", i + offset))
+            .collect::<String>()
+    };
+    let value = |v: &Value| match v {
+        Value::Name(n) => format!("'{n}'"),
+        Value::Flag(b) => format!("{b}"),
+    };
+    let mut s = String::from(
+        "// Generated from src/boundary.rs by `npm run boundary`; tests/boundary.rs fails when it is out of date.\n\
+         // Do not edit: the Rust enums are the one source of these numbers, and the bundler inlines them.\n\n",
+    );
+    s += "// The codes of the shell's entry point, input(handle, code, a, b, c): inputs, then questions.\n";
+    s += &consts(Code::JS, 0);
+    s += &format!(
+        "export const I_FIRST_QUESTION = {};\n",
+        Code::FIRST_QUESTION as u8
+    );
+    s += "\n// What the shell tells notify(link, note, a, b).\n";
+    s += &consts(Note::JS, 0);
+    s += "\n// The answer to I_ENQUEUE.\n";
+    s += &consts(Enqueue::JS, 0);
+    s += "\n// The statuses, by index.\n";
+    let names: Vec<String> = STATUSES
+        .iter()
+        .map(|s| format!("'{}'", s.as_str()))
+        .collect();
+    s += &format!("export const STATUSES = [{}];\n", names.join(", "));
+    for (i, st) in STATUSES.iter().enumerate() {
+        s += &format!("export const S_{} = {i};\n", st.as_str().to_uppercase());
+    }
+    s += "\n// The options the shell reads, at their positions: name, what the JavaScript half checks (a type,\n";
+    s += "// the values it may take, or 'probe' or 'queue'), and the classes that have it (1 stream, 2 socket).\n";
+    s += "export const OPTIONS = [\n";
+    for o in OPTIONS {
+        let kind = match o.kind {
+            Kind::Bool => String::from("'boolean'"),
+            Kind::Number => String::from("'number'"),
+            Kind::Text => String::from("'string'"),
+            Kind::Choice(values) => format!(
+                "[{}]",
+                values.iter().map(value).collect::<Vec<_>>().join(", ")
+            ),
+            Kind::Probe => String::from("'probe'"),
+            Kind::Queue => String::from("'queue'"),
+        };
+        s += &format!("  ['{}', {kind}, {}],\n", o.name, o.classes);
+    }
+    s += "];\n";
+    for (i, o) in OPTIONS.iter().enumerate() {
+        let mut name = String::from("O_");
+        for ch in o.name.chars() {
+            if ch.is_ascii_uppercase() {
+                name.push('_');
+            }
+            name.push(ch.to_ascii_uppercase());
+        }
+        s += &format!("export const {name} = {i};\n");
+    }
+    s += "\n// What follows the options in the values.\n";
+    s += &consts(Slot::JS, Slot::FIRST);
+    s += &format!(
+        "export const V_COUNT = {};\n",
+        Slot::FIRST + Slot::ALL.len()
+    );
+    s
+}
+
+/// The `reconnect` value at index `i` of its choices (`tests/boundary.rs` holds the two in step).
+pub fn reconnect_at(i: u32) -> crate::options::Reconnect {
+    use crate::options::Reconnect;
+    match i {
+        1 => Reconnect::Browser,
+        2 => Reconnect::Never,
+        _ => Reconnect::Backoff,
+    }
+}
+
+/// The `jitter` value at index `i` of its choices (`tests/boundary.rs` holds the two in step).
+pub fn jitter_at(i: u32) -> crate::ladder::Strategy {
+    use crate::ladder::Strategy;
+    match i {
+        1 => Strategy::Equal,
+        2 => Strategy::Decorrelated,
+        3 => Strategy::None,
+        _ => Strategy::Full,
+    }
+}

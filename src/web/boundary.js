@@ -1,0 +1,99 @@
+// Generated from src/boundary.rs by `npm run boundary`; tests/boundary.rs fails when it is out of date.
+// Do not edit: the Rust enums are the one source of these numbers, and the bundler inlines them.
+
+// The codes of the shell's entry point, input(handle, code, a, b, c): inputs, then questions.
+export const I_OPENED = 0;
+export const I_FAILED = 1;
+export const I_TIMER = 2;
+export const I_WAKE = 3;
+export const I_ONLINE = 4;
+export const I_OFFLINE = 5;
+export const I_HINT = 6;
+export const I_RETRY_NOW = 7;
+export const I_CLOSE = 8;
+export const I_WATCHDOG = 9;
+export const I_PROBED = 10;
+export const I_SOCKET_CLOSED = 11;
+export const I_ENQUEUE = 12;
+export const I_STATUS = 13;
+export const I_READY_STATE = 14;
+export const I_ATTEMPT = 15;
+export const I_LIVE = 16;
+export const I_CLOSED = 17;
+export const I_FIRST_QUESTION = 13;
+
+// What the shell tells notify(link, note, a, b).
+export const N_STATUS = 0;
+export const N_OPEN = 1;
+export const N_ERROR = 2;
+export const N_RETRY = 3;
+export const N_GIVE_UP = 4;
+export const N_ID_DROPPED = 5;
+export const N_UNAUTHORIZED = 6;
+export const N_FLUSH = 7;
+
+// The answer to I_ENQUEUE.
+export const Q_ROOM = 0;
+export const Q_NOT_QUEUING = 1;
+export const Q_FULL = 2;
+
+// The statuses, by index.
+export const STATUSES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
+export const S_CONNECTING = 0;
+export const S_OPEN = 1;
+export const S_RECONNECTING = 2;
+export const S_FAILED = 3;
+export const S_CLOSED = 4;
+
+// The options the shell reads, at their positions: name, what the JavaScript half checks (a type,
+// the values it may take, or 'probe' or 'queue'), and the classes that have it (1 stream, 2 socket).
+export const OPTIONS = [
+  ['withCredentials', 'boolean', 1],
+  ['reconnect', ['backoff', 'browser', false, true], 1],
+  ['jitter', ['full', 'equal', 'decorrelated', 'none'], 3],
+  ['baseMs', 'number', 3],
+  ['maxMs', 'number', 3],
+  ['factor', 'number', 3],
+  ['maxAttempts', 'number', 3],
+  ['reconnectOnVisible', 'boolean', 3],
+  ['reconnectOnOnline', 'boolean', 3],
+  ['maxHintMs', 'number', 1],
+  ['probe', 'probe', 1],
+  ['stallTimeoutMs', 'number', 3],
+  ['minUptimeMs', 'number', 3],
+  ['connectTimeoutMs', 'number', 3],
+  ['queue', 'queue', 2],
+  ['lastEventIdParam', 'string', 1],
+  ['retryHintEvent', 'string', 1],
+  ['heartbeatEvent', 'string', 1],
+];
+export const O_WITH_CREDENTIALS = 0;
+export const O_RECONNECT = 1;
+export const O_JITTER = 2;
+export const O_BASE_MS = 3;
+export const O_MAX_MS = 4;
+export const O_FACTOR = 5;
+export const O_MAX_ATTEMPTS = 6;
+export const O_RECONNECT_ON_VISIBLE = 7;
+export const O_RECONNECT_ON_ONLINE = 8;
+export const O_MAX_HINT_MS = 9;
+export const O_PROBE = 10;
+export const O_STALL_TIMEOUT_MS = 11;
+export const O_MIN_UPTIME_MS = 12;
+export const O_CONNECT_TIMEOUT_MS = 13;
+export const O_QUEUE = 14;
+export const O_LAST_EVENT_ID_PARAM = 15;
+export const O_RETRY_HINT_EVENT = 16;
+export const O_HEARTBEAT_EVENT = 17;
+
+// What follows the options in the values.
+export const V_PROBE_URL = 18;
+export const V_QUEUE_MAX = 19;
+export const V_CODES = 20;
+export const V_CODE_COUNT = 21;
+export const V_GIVEN = 22;
+export const V_RESUME_FROM = 23;
+export const V_START = 24;
+export const V_TRANSPORT = 25;
+export const V_PROTOCOLS = 26;
+export const V_COUNT = 27;
