@@ -1,5 +1,5 @@
-// `npm run bench:dispatch`: what each EventSource client costs per event, side by side in one headless
-// Chromium page. The package must be built (npm run build).
+// `npm run bench:dispatch`: what each EventSource client costs per event, side by side in one page, in
+// Chromium, Firefox and WebKit in turn. The package must be built (npm run build).
 //
 // A server on 127.0.0.1 sends N events (`id:` and `data:`, as a live feed would) as fast as the socket takes
 // them; the page times each client from its first event to its Nth, with a handler that touches `ev.data`.
@@ -8,14 +8,15 @@
 // Rounds are shuffled; medians, spread (min-max) and ratios to native onmessage are printed. Higher is
 // better: a ratio of 1.10 means 10 % more events a second than the native baseline.
 //
-// Chromium is started on the page itself with no DevTools connection (a DevTools Network session sends
-// one message per EventSource event to the driver, which skews every EventSource client; see
-// TOOLCHAIN.md), and the page posts its timings back to this server.
+// Each engine is started on the page itself with no driver and no DevTools connection (scripts/engines.mjs:
+// a DevTools Network session sends one message per EventSource event to the driver, which skews every
+// EventSource client; see TOOLCHAIN.md), and the page posts its timings back to this server.
 //
 // Then, in the same page, the dispatch alone: prebuilt MessageEvents dispatched on the EventSource each
 // stream client made, which leaves out the network and the parser (and their noise).
 //
-//   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--alone 100000] [--clients a,b] [--write]
+//   node scripts/bench-dispatch.mjs [--rounds 31] [--sizes 20000,100000] [--alone 100000] [--clients a,b]
+//                                   [--engines Chromium,Firefox,WebKit] [--write]
 //   --alone N sets how many events the dispatch alone times (0 leaves it out);
 //   --clients runs only the clients named (and their baselines), for a quick comparison;
 //   --other DIR also times `ManagedEventSource` with `onmessage` from another build of the package in DIR
@@ -23,12 +24,10 @@
 //   --write replaces the section between <!-- dispatch:begin --> and <!-- dispatch:end --> in README.md.
 
 import http from 'node:http';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findBrowsers } from './setup.mjs';
+import { engines, open } from './engines.mjs';
 import { WebSocketServer } from 'ws';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -59,6 +58,7 @@ const isStream = (name) => !name.includes('WebSocket');
 const baselineOf = (name) => (isStream(name) ? 'native onmessage' : 'native WebSocket onmessage');
 const other = arg('other', null);
 const only = arg('clients', null)?.split(',');
+const onlyEngines = arg('engines', null)?.split(',');
 if (only?.some((name) => !CLIENTS[name])) throw new Error(`bench:dispatch: --clients takes names from: ${Object.keys(CLIENTS).join(', ')}`);
 /** The clients this run times. */
 const RUN = Object.keys(CLIENTS).filter((name) =>
@@ -144,7 +144,7 @@ function blast(n) {
   return frames.get(n);
 }
 
-export async function benchDispatch() {
+export async function benchDispatch(engine) {
   const plan = { blast: [], alone: [] };
   for (let k = 0; k < rounds; k++) {
     for (const n of sizes) plan.blast.push(...shuffle(RUN.map((name) => ({ name, n, k }))));
@@ -197,29 +197,14 @@ export async function benchDispatch() {
   });
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address();
-  const { chrome } = findBrowsers();
-  const profile = mkdtempSync(join(tmpdir(), 'bench-chromium-'));
-  const browser = spawn(
-    chrome,
-    [
-      '--headless=new', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-extensions',
-      '--disable-background-timer-throttling', '--disable-renderer-backgrounding', `--user-data-dir=${profile}`,
-      `http://127.0.0.1:${port}/`,
-    ],
-    { stdio: 'ignore' },
-  );
-  const timeout = setTimeout(() => done(null), 10 * 60 * 1000);
+  const browser = await open(engine, `http://127.0.0.1:${port}/`);
+  const timeout = setTimeout(() => done(null), 15 * 60 * 1000);
   const outcome = await finished;
   clearTimeout(timeout);
-  // Chromium writes to its profile until it has exited: wait for that before removing the profile.
-  const exited = new Promise((r) => (browser.exitCode !== null ? r() : browser.once('exit', r)));
-  browser.kill();
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 5000))]);
+  await browser.stop();
   server.closeAllConnections?.();
   server.close();
-  rmSync(profile, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
-  if (!outcome) throw new Error('bench:dispatch: the page did not report within 10 minutes');
+  if (!outcome) throw new Error(`bench:dispatch: ${engine.name} did not report within 15 minutes`);
   return outcome;
 }
 
@@ -258,9 +243,9 @@ function rowsOf(rows) {
   return md;
 }
 
-function table(results, ua) {
-  const chromium = ua.match(/Chrome\/([\d.]+)/)?.[1] ?? 'unknown';
-  let md = `Headless Chromium ${chromium}, no DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event (messages, for the sockets), with a handler that reads \`ev.data\`. Ratio: median events/s divided by the median of the native baseline in the same run (higher is faster): \`EventSource\` with \`onmessage\` for the stream clients, \`WebSocket\` with \`onmessage\` for the sockets. Paired: the median, over rounds, of the client's events/s divided by the baseline's in the same round (each round runs every client back to back, so this cancels the machine's drift between rounds).\n\n`;
+function table(results, ua, engine) {
+  const version = ua.match(/Firefox\/[\d.]+/)?.[0] ?? ua.match(/Chrome\/[\d.]+/)?.[0] ?? ua.match(/AppleWebKit\/[\d.]+/)?.[0];
+  let md = `**${engine}** (${version}), no driver or DevTools connection, ${rounds} rounds per client and size in shuffled order; events/s from the first to the last event (messages, for the sockets), with a handler that reads \`ev.data\`. Ratio: median events/s divided by the median of the native baseline in the same run (higher is faster): \`EventSource\` with \`onmessage\` for the stream clients, \`WebSocket\` with \`onmessage\` for the sockets. Paired: the median, over rounds, of the client's events/s divided by the baseline's in the same round (each round runs every client back to back, so this cancels the machine's drift between rounds).\n\n`;
   md += rowsOf(summarise(results, false));
   const alone = summarise(results, true);
   if (alone.length !== 0) {
@@ -277,9 +262,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   console.log(`[bench:dispatch] ${rounds} rounds x ${sizes.join(', ')} events x ${RUN.length} clients${alone ? `, then the dispatch alone x ${alone} events` : ''}`);
   if ((only || other) && process.argv.includes('--write')) throw new Error('bench:dispatch: --write needs every client and no other build');
-  const { results, ua } = await benchDispatch();
-  const md = table(results, ua);
-  console.log('\n' + md);
+  let md = '';
+  for (const engine of engines().filter((e) => !onlyEngines || onlyEngines.includes(e.name))) {
+    console.log(`[bench:dispatch] ${engine.name}`);
+    const { results, ua } = await benchDispatch(engine);
+    const part = table(results, ua, engine.name);
+    console.log('\n' + part);
+    md += part + '\n';
+  }
   if (process.argv.includes('--write')) {
     const readme = readFileSync(join(root, 'README.md'), 'utf8');
     const a = readme.indexOf('<!-- dispatch:begin -->');

@@ -8,7 +8,7 @@
 // its `open`, timing with performance.now(), and posts its figures to this server on 127.0.0.1:
 //   import         the `import()` of the client's module (fetch, parse, evaluate); 0 for native
 //   construct      the first `new ...()`, split for ours into what the page can see from outside the package:
-//                  decode (Uint8Array.fromBase64, or atob), compile (new WebAssembly.Module), instantiate
+//                  decode (Uint8Array.fromHex), compile (new WebAssembly.Module), instantiate
 //                  (new WebAssembly.Instance) and the rest (the shell: the JavaScript half and Rust's start)
 //   to open        from just before the constructor to the client's `open` event
 // Medians over the samples. The targets (issue 25): ours at most 3 ms to construct in Chromium; in every
@@ -50,8 +50,7 @@ const time = (obj, key, part) => {
     apply(t, self, a) { const s = now(); try { return Reflect.apply(t, self, a); } finally { parts[part] += now() - s; } },
   });
 };
-time(Uint8Array, 'fromBase64', 'decode');
-time(globalThis, 'atob', 'decode');
+time(Uint8Array, 'fromHex', 'decode');
 time(WebAssembly, 'Module', 'compile');
 time(WebAssembly, 'Instance', 'instantiate');
 // The browser's own start-up (its other processes, the first paint) competes for the same cores for the
@@ -176,7 +175,7 @@ export function summarise(results) {
 
 export function table(rows) {
   const f = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(2));
-  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load (see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (base64 to bytes), compile (\`new WebAssembly.Module\`), instantiate and the rest (the shell). To open: from just before the constructor to the \`open\` event.\n\n`;
+  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load (see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (hex to bytes), compile (\`new WebAssembly.Module\`), instantiate and the rest (the shell). To open: from just before the constructor to the \`open\` event.\n\n`;
   md += '| engine | client | import | construct | decode | compile | instantiate | rest | to open | ÷ peer |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const r of rows) {
     const ours = r.client === 'managed-eventsource';

@@ -52,7 +52,14 @@ export async function xDisplay() {
     });
     if (!ok) continue;
     display = { name: `:${n}`, proc };
+    proc.unref(); // the display must not keep the process alive; it goes when the process exits
     process.once('exit', () => display?.proc.kill());
+    for (const signal of ['SIGINT', 'SIGTERM']) {
+      process.once(signal, () => {
+        display?.proc.kill();
+        process.exit(130);
+      });
+    }
     return display.name;
   }
   throw new Error('engines: could not start Xvfb on any display from :90 to :119');

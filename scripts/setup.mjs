@@ -1,8 +1,9 @@
 // Idempotent set-up shared by `npm start`, `npm test` and CI: installs what is missing and says so.
 //
 //   node scripts/setup.mjs            Rust wasm target, wasm-pack, wasm-bindgen CLI, npm packages
-//   node scripts/setup.mjs --browser  also finds Chromium, chromedriver and Firefox, and installs
-//                                     geckodriver with cargo when it is missing (for the tests)
+//   node scripts/setup.mjs --browser  also finds Chromium, chromedriver, Firefox and WebKitGTK (MiniBrowser,
+//                                     WebKitWebDriver, Xvfb), and installs geckodriver with cargo when it is
+//                                     missing (for the tests)
 //
 // A first run on a fresh machine compiles wasm-pack, wasm-bindgen-cli and geckodriver from crates.io:
 // about 12 minutes on two cores. Later runs take a second.
@@ -51,7 +52,8 @@ export function findBrowsers() {
   const chrome = ['chromium', 'chromium-browser', 'google-chrome'].map(which).find(Boolean);
   const driver = which('chromedriver');
   const firefox = ['firefox', 'firefox-esr'].map(which).find(Boolean);
-  return { chrome, driver, firefox };
+  const webkit = which('WebKitWebDriver') && which('Xvfb');
+  return { chrome, driver, firefox, webkit };
 }
 
 function setup({ browser }) {
@@ -106,12 +108,12 @@ function setup({ browser }) {
   }
 
   if (browser) {
-    const { chrome, driver, firefox } = findBrowsers();
-    if (!chrome || !driver || !firefox) {
+    const { chrome, driver, firefox, webkit } = findBrowsers();
+    if (!chrome || !driver || !firefox || !webkit) {
       fail(
-        'Chromium with chromedriver, and Firefox, are needed for the browser tests; missing: ' +
-          [!chrome && 'chromium', !driver && 'chromedriver', !firefox && 'firefox'].filter(Boolean).join(', ') +
-          '.\n         On Debian or Ubuntu: sudo apt-get install -y chromium chromium-driver firefox-esr\n' +
+        'Chromium with chromedriver, Firefox, and WebKitGTK with its WebDriver and Xvfb are needed for the browser tests; missing: ' +
+          [!chrome && 'chromium', !driver && 'chromedriver', !firefox && 'firefox', !webkit && 'WebKitWebDriver or Xvfb'].filter(Boolean).join(', ') +
+          '.\n         On Debian or Ubuntu: sudo apt-get install -y chromium chromium-driver firefox-esr webkit2gtk-driver xvfb\n' +
           '         (Playwright and wasm-pack cannot download a browser here).',
       );
     }
@@ -121,7 +123,7 @@ function setup({ browser }) {
         fail('could not install geckodriver with cargo');
       }
     }
-    say(`browsers: ${chrome} with ${driver}; ${firefox} with ${which('geckodriver')}`);
+    say(`browsers: ${chrome} with ${driver}; ${firefox} with ${which('geckodriver')}; WebKitGTK with ${which('WebKitWebDriver')}`);
   }
   say('ready');
 }

@@ -3,7 +3,7 @@
 // <!-- size:end --> in README.md.
 //
 // A page loads one file: pkg/index.js (ES module), pkg/index.cjs (CommonJS) or
-// pkg/managed-eventsource.global.js (classic script). Each carries the wasm inside (base64). The
+// pkg/managed-eventsource.global.js (classic script). Each carries the wasm inside (hex). The
 // parts are measured from target/pkg-build/, which the build leaves behind.
 
 import { execFileSync } from 'node:child_process';
@@ -40,7 +40,7 @@ if (existsSync(work)) {
   const snippet = readdirSync(join(work, 'snippets'))[0];
   parts.push(['wasm (raw module)', wasm.length, gz(wasm)]);
   const data = readFileSync(join(work, 'wasm.js'), 'utf8').match(/'([^']+)'/)[1];
-  parts.push(['wasm as shipped (base64)', data.length, gz(Buffer.from(data))]);
+  parts.push(['wasm as shipped (hex)', data.length, gz(Buffer.from(data))]);
   for (const [name, path] of [
     ["wasm-bindgen's glue (diet, names shortened)", join(work, 'managed_eventsource.js')],
     ['src/web/api.js (relay, listeners, public class)', join(work, 'snippets', snippet, 'src', 'web', 'api.js')],

@@ -1,9 +1,11 @@
-// `npm test`: sets up what is missing, then runs every check in order and ends with one summary line.
+// `npm test`: sets up what is missing, then runs every check and ends with one summary line.
 //
-//   formatting, clippy (host and wasm32), native tests (cargo test), browser tests
-//   (wasm-pack test --headless, in Chromium and in Firefox, against tests/server/sse-server.mjs), the npm
-//   package build, and the page tests (node:test; playwright-core drives the system Chromium, a small
-//   WebDriver client drives Firefox through geckodriver).
+//   formatting, clippy (host and wasm32), native tests (cargo test), the seam tests in a browser
+//   (wasm-pack test --headless, in Chromium and in Firefox, against tests/server/sse-server.mjs), the build
+//   scripts' own tests (node:test, tests/node/), the npm package build, and the page tests (node:test;
+//   playwright-core drives the system Chromium, a small WebDriver client drives Firefox through geckodriver
+//   and WebKitGTK's MiniBrowser through WebKitWebDriver). Page test files share nothing (each starts its own
+//   servers and browsers on ports of their own), so they run PAGE_CONCURRENCY at a time.
 //
 // A first run on a fresh machine compiles wasm-pack and wasm-bindgen-cli (about 8 minutes) and the crate
 // graph for two targets (a few minutes more). It exits non-zero if anything failed.
@@ -13,6 +15,9 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** Page test files at once: they wait on servers and timers more than they compute. */
+const PAGE_CONCURRENCY = Number(process.env.PAGE_CONCURRENCY ?? 3);
+const started = Date.now();
 const results = [];
 let figures = [];
 
@@ -95,10 +100,11 @@ if (ready) {
   }
   const built = await step('npm package: node scripts/build.mjs', () => run('node', ['scripts/build.mjs']));
   if (built) {
+    await step("scripts' and server module's tests: node --test tests/node", () => run('node', ['--test', '--test-reporter=spec', 'tests/node/']));
     await step('size report: node scripts/size.mjs', () => run('node', ['scripts/size.mjs']));
     await step('population run, quick: node scripts/population.mjs --quick', () => run('node', ['scripts/population.mjs', '--quick']));
-    await step('page tests: node --test tests/page', () =>
-      run('node', ['--test', '--test-reporter=spec', '--test-concurrency=1', 'tests/page/']),
+    await step(`page tests: node --test tests/page, ${PAGE_CONCURRENCY} files at a time`, () =>
+      run('node', ['--test', '--test-reporter=spec', `--test-concurrency=${PAGE_CONCURRENCY}`, 'tests/page/']),
     );
   }
 }
@@ -109,6 +115,7 @@ if (figures.length) {
 }
 
 console.log('\n=== summary');
+
 for (const r of results) {
   const tests = r.passed || r.failed ? `${r.passed} passed, ${r.failed} failed` : '';
   console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name.padEnd(52)} ${r.seconds.toFixed(1).padStart(6)} s  ${tests}`);
@@ -116,5 +123,5 @@ for (const r of results) {
 const passed = results.reduce((n, r) => n + r.passed, 0);
 const failed = results.reduce((n, r) => n + r.failed, 0);
 const allOk = results.every((r) => r.ok) && results.length > 0;
-console.log(`summary: ${passed} passed, ${failed} failed`);
+console.log(`summary: ${passed} passed, ${failed} failed, in ${((Date.now() - started) / 1000).toFixed(0)} s of wall time`);
 process.exit(allOk && failed === 0 ? 0 : 1);

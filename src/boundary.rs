@@ -50,6 +50,12 @@ codes! {
         Timer = "TIMER",
         /// The page became visible or resumed.
         Wake = "WAKE",
+        /// The page was hidden.
+        Hidden = "HIDDEN",
+        /// The page came back from the back-forward cache (`pageshow` with `persisted`).
+        Restored = "RESTORED",
+        /// The pause timer fired.
+        Pause = "PAUSE",
         /// The browser came back online.
         Online = "ONLINE",
         /// The browser went offline.
@@ -239,6 +245,8 @@ options! {
     MinUptimeMs = ("minUptimeMs", Kind::Number, "0", class::BOTH),
     /// `connectTimeoutMs` (a socket's default is 10000).
     ConnectTimeoutMs = ("connectTimeoutMs", Kind::Number, "0", class::BOTH),
+    /// `pauseWhenHiddenMs`.
+    PauseWhenHiddenMs = ("pauseWhenHiddenMs", Kind::Number, "0", class::BOTH),
     /// A socket's `queue`.
     Queue = ("queue", Kind::Queue, "'none'", class::SOCKET),
     /// `lastEventIdParam`.

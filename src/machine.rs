@@ -117,8 +117,16 @@ pub enum Input<I = String> {
         /// `Retry-After`, in ms from now.
         retry_after_ms: Option<u32>,
     },
-    /// The page became visible, came back from the back-forward cache, or resumed from being frozen.
+    /// The page became visible, or resumed from being frozen.
     PageVisible,
+    /// The page was hidden (see [`Config::pause_when_hidden_ms`]).
+    PageHidden,
+    /// The page came back from the back-forward cache, whose entry cut any connection it had (WebKit does
+    /// so silently, then fires `error` on restore and waits a full retry delay): a live source is taken
+    /// as dead and replaced at once; otherwise as [`Input::PageVisible`].
+    Restored,
+    /// The pause timer ([`Command::ArmPause`]) fired.
+    PauseFired,
     /// The browser came back online.
     Online,
     /// The browser went offline.
@@ -163,12 +171,21 @@ pub enum Command {
         /// Delay in ms.
         ms: u32,
     },
+    /// Arm the pause timer, a slot of its own beside the reconnect timer: [`Input::PauseFired`] after `ms`.
+    ArmPause {
+        /// Delay in ms.
+        ms: u32,
+    },
+    /// Cancel the pause timer.
+    DisarmPause,
     /// Fetch the failed attempt's URL once, aborted once the headers arrive, to learn its status; answer
     /// with [`Input::Probed`] carrying the same `id`.
     Probe {
         /// Which probe, so that a late answer to an earlier one is ignored.
         id: u32,
     },
+    /// Abort the probe that is out: its answer no longer matters (the stream closed or starts afresh).
+    CancelProbe,
     /// A probe found the stream needs fresh credentials (401 or 403): `onunauthorized`.
     Unauthorized {
         /// The status the probe saw.
@@ -234,6 +251,9 @@ pub struct Config {
     /// A source not open after this long is given up on as a failed attempt, ms; 0 waits as long as the
     /// browser does (`connectTimeoutMs`).
     pub connect_timeout_ms: u32,
+    /// A page hidden this long closes its stream until it is visible again, ms; 0 (the default) never
+    /// does (`pauseWhenHiddenMs`).
+    pub pause_when_hidden_ms: u32,
 }
 
 /// A reconnect timer that fires more than this much later than it should, and more than its own delay
@@ -257,6 +277,7 @@ impl Default for Config {
             stall_timeout_ms: 0,
             min_uptime_ms: 0,
             connect_timeout_ms: 0,
+            pause_when_hidden_ms: 0,
         }
     }
 }
@@ -274,6 +295,9 @@ enum Phase {
     Paused,
     /// No source, no timer: a probe is out.
     Probing,
+    /// No source, no timer: the page has been hidden for `pause_when_hidden_ms`; visible again, it
+    /// reconnects at once.
+    Asleep,
     /// No source, no timer: gave up; a visible page or the network coming back retries.
     Failed,
     /// No source, no timer: a probe found the stream gone or unauthorized, or the server ended it; only
@@ -305,6 +329,9 @@ pub struct Machine<R, I = String> {
     idle_ticks: u32,
     /// The number of the last probe sent.
     probe_id: u32,
+    /// Whether the page is hidden, and whether the pause timer is armed.
+    hidden: bool,
+    pause_armed: bool,
 }
 
 impl<R: Random> Machine<R> {
@@ -332,6 +359,8 @@ impl<R: Random, I: EventId> Machine<R, I> {
             watchdog: false,
             idle_ticks: 0,
             probe_id: 0,
+            hidden: false,
+            pause_armed: false,
         }
     }
 
@@ -397,6 +426,16 @@ impl<R: Random, I: EventId> Machine<R, I> {
     /// Whether a probe is out.
     pub fn probing(&self) -> bool {
         self.phase == Phase::Probing
+    }
+
+    /// Whether the pause timer is armed.
+    pub fn pause_armed(&self) -> bool {
+        self.pause_armed
+    }
+
+    /// Whether the stream is paused because the page is hidden (see [`Config::pause_when_hidden_ms`]).
+    pub fn asleep(&self) -> bool {
+        self.phase == Phase::Asleep
     }
 
     /// Whether the machine has been closed.
@@ -495,9 +534,27 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     self.probed(status, retry_after_ms, out);
                 }
             }
-            Input::PageVisible => {
-                if self.config.wake_on_visible {
-                    self.wake(out);
+            Input::PageVisible => self.visible(out),
+            Input::PageHidden => {
+                self.hidden = true;
+                self.arm_pause(out);
+            }
+            Input::Restored => {
+                if self.source_live() && self.config.mode != Reconnect::Never {
+                    // Whatever the engine does with the source it cut, it is replaced now, resuming.
+                    self.close_source(out);
+                    self.uptime_counts();
+                    self.ladder.reset();
+                    self.open(out);
+                }
+                self.visible(out);
+            }
+            Input::PauseFired => {
+                if self.pause_armed {
+                    self.pause_armed = false;
+                    if self.hidden {
+                        self.sleep(out);
+                    }
                 }
             }
             Input::Online => {
@@ -539,6 +596,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
             }
             Input::Close => {
                 self.stop_activity(out);
+                self.disarm_pause(out);
                 self.phase = Phase::Closed;
                 self.set_status(Status::Closed, out);
             }
@@ -552,11 +610,12 @@ impl<R: Random, I: EventId> Machine<R, I> {
         }
     }
 
-    /// Closes the live source or disarms the timer, whichever there is. A probe still out is forgotten.
+    /// Closes the live source, disarms the timer or cancels the probe, whichever there is.
     fn stop_activity(&mut self, out: &mut Vec<Command>) {
         match self.phase {
             Phase::Connecting | Phase::Open => self.close_source(out),
             Phase::Waiting => out.push(Command::DisarmTimer),
+            Phase::Probing => out.push(Command::CancelProbe),
             _ => {}
         }
     }
@@ -606,6 +665,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
         match status {
             // No Content: the server says the stream is over, as the specification means it.
             Some(204) => {
+                self.disarm_pause(out);
                 self.phase = Phase::Closed;
                 self.set_status(Status::Closed, out);
             }
@@ -678,6 +738,58 @@ impl<R: Random, I: EventId> Machine<R, I> {
             },
             out,
         );
+        self.arm_pause(out);
+    }
+
+    /// The page is visible: a stream asleep reconnects at once (whatever `reconnectOnVisible` says, as the
+    /// sleep was the client's own doing), a waiting or failed one with `reconnectOnVisible`.
+    fn visible(&mut self, out: &mut Vec<Command>) {
+        self.hidden = false;
+        self.disarm_pause(out);
+        if self.phase == Phase::Asleep {
+            self.ladder.reset();
+            self.open(out);
+        } else if self.config.wake_on_visible {
+            self.wake(out);
+        }
+    }
+
+    /// While the page is hidden, with `pause_when_hidden_ms`, arms the pause timer if it is not armed and
+    /// there is something to pause.
+    fn arm_pause(&mut self, out: &mut Vec<Command>) {
+        let active = matches!(
+            self.phase,
+            Phase::Connecting | Phase::Open | Phase::Waiting | Phase::Paused | Phase::Probing
+        );
+        if self.hidden && active && self.config.pause_when_hidden_ms > 0 && !self.pause_armed {
+            self.pause_armed = true;
+            out.push(Command::ArmPause {
+                ms: self.config.pause_when_hidden_ms,
+            });
+        }
+    }
+
+    fn disarm_pause(&mut self, out: &mut Vec<Command>) {
+        if self.pause_armed {
+            self.pause_armed = false;
+            out.push(Command::DisarmPause);
+        }
+    }
+
+    /// The page has been hidden long enough: close the stream, or stop waiting for the next attempt,
+    /// until it is visible again. The status says `reconnecting` (nobody sees a hidden page), and no error
+    /// is reported: the server did nothing wrong.
+    fn sleep(&mut self, out: &mut Vec<Command>) {
+        if !matches!(
+            self.phase,
+            Phase::Connecting | Phase::Open | Phase::Waiting | Phase::Paused | Phase::Probing
+        ) {
+            return;
+        }
+        self.uptime_counts();
+        self.stop_activity(out);
+        self.phase = Phase::Asleep;
+        self.set_status(Status::Reconnecting, out);
     }
 
     fn wake(&mut self, out: &mut Vec<Command>) {

@@ -141,6 +141,9 @@ pub struct Options<S = &'static str> {
     /// A connection not open after this long counts as a failed attempt, ms; 0 (the default for
     /// `EventSource`; sockets default to 10000) waits as long as the browser does.
     pub connect_timeout_ms: f64,
+    /// A page hidden this long closes its stream until it is visible again (then it reconnects at once,
+    /// resuming), ms; 0 (the default) never does.
+    pub pause_when_hidden_ms: f64,
 }
 
 impl Default for Options {
@@ -165,6 +168,7 @@ impl Default for Options {
             heartbeat_event: None,
             min_uptime_ms: 0.0,
             connect_timeout_ms: 0.0,
+            pause_when_hidden_ms: 0.0,
         }
     }
 }
@@ -231,7 +235,8 @@ fn check_delay(option: &'static str, value: f64) -> Result<(), OptionError> {
 impl<S: Text> Options<S> {
     /// Checks every rule and returns the ladder the options describe.
     ///
-    /// Rules: `baseMs`, `maxMs`, `maxHintMs`, `stallTimeoutMs`, `minUptimeMs` and `connectTimeoutMs` finite,
+    /// Rules: `baseMs`, `maxMs`, `maxHintMs`, `stallTimeoutMs`, `minUptimeMs`, `connectTimeoutMs` and
+    /// `pauseWhenHiddenMs` finite,
     /// not negative, at most 2147483647, and `maxMs` not below `baseMs`;
     /// `factor` finite and at least 1; `maxAttempts` a whole number, not negative, or `Infinity`;
     /// `lastEventIdParam`, `retryHintEvent`, `heartbeatEvent` and a probe URL not empty, and the two event
@@ -243,6 +248,7 @@ impl<S: Text> Options<S> {
         check_delay("stallTimeoutMs", self.stall_timeout_ms)?;
         check_delay("minUptimeMs", self.min_uptime_ms)?;
         check_delay("connectTimeoutMs", self.connect_timeout_ms)?;
+        check_delay("pauseWhenHiddenMs", self.pause_when_hidden_ms)?;
         if self.max_ms < self.base_ms {
             return Err(OptionError::range_error(
                 "maxMs",

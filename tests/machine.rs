@@ -867,6 +867,9 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::RetryNow),
         1 => Just(Input::Ended),
         1 => Just(Input::Close),
+        1 => Just(Input::PageHidden),
+        1 => Just(Input::Restored),
+        2 => Just(Input::PauseFired),
     ]
 }
 
@@ -896,6 +899,7 @@ fn config() -> impl Strategy<Value = Config> {
             prop_oneof![Just(0u32), 1u32..10_000],
             prop_oneof![Just(0u32), 1u32..10_000],
             prop_oneof![Just(0u32), 1u32..10_000],
+            prop_oneof![Just(0u32), 1u32..10_000],
         ),
     )
         .prop_map(
@@ -908,7 +912,7 @@ fn config() -> impl Strategy<Value = Config> {
                 max_attempts,
                 (resume, vis, online),
                 max_hint_ms,
-                (probe, stall_timeout_ms, min_uptime_ms, connect_timeout_ms),
+                (probe, stall_timeout_ms, min_uptime_ms, connect_timeout_ms, pause_when_hidden_ms),
             )| Config {
                 mode,
                 ladder: LadderConfig {
@@ -926,6 +930,7 @@ fn config() -> impl Strategy<Value = Config> {
                 stall_timeout_ms,
                 min_uptime_ms,
                 connect_timeout_ms,
+                pause_when_hidden_ms,
             },
         )
 }
@@ -944,6 +949,11 @@ fn was_live_before_open(input: &Input, was_live: bool) -> bool {
 struct Shell {
     sources: u32,
     timers: u32,
+    /// Probes out, and the number of the last one sent.
+    probes: u32,
+    probe_id: u32,
+    /// Pause timers armed.
+    pauses: u32,
 }
 
 proptest! {
@@ -982,6 +992,15 @@ proptest! {
             if spent {
                 shell.timers -= 1;
             }
+            if matches!(input, Input::PauseFired) && m.pause_armed() {
+                shell.pauses -= 1;
+            }
+            // Asleep, only a visible page (or restored, or RetryNow) may open again.
+            let asleep = m.asleep();
+            // A probe's answer spends it, if it is the one out.
+            if matches!(input, Input::Probed { id, .. } if m.probing() && id == shell.probe_id) {
+                shell.probes -= 1;
+            }
             match &input {
                 Input::RetryHint { ms } => max_hint = max_hint.max((*ms).min(config.max_hint_ms)),
                 Input::Probed { status: Some(429 | 503), retry_after_ms: Some(ms), .. } => {
@@ -1000,10 +1019,11 @@ proptest! {
                 match c {
                     Command::OpenSource { resume } => {
                         prop_assert!(!closed, "opened after Close");
-                        prop_assert!(!gave_up || matches!(input, Input::RetryNow | Input::PageVisible | Input::Online),
+                        prop_assert!(!gave_up || matches!(input, Input::RetryNow | Input::PageVisible | Input::Restored | Input::Online),
                             "woke from failed on {:?}", input);
                         prop_assert!(!stopped || matches!(input, Input::RetryNow), "woke from a probe's verdict on {:?}", input);
                         prop_assert!(!ended || matches!(input, Input::RetryNow), "woke from a server's end on {:?}", input);
+                        prop_assert!(!asleep || matches!(input, Input::RetryNow | Input::PageVisible | Input::Restored), "woke from sleep on {:?}", input);
                         shell.sources += 1;
                         resumed_from = last_id.clone();
                         if *resume {
@@ -1029,7 +1049,19 @@ proptest! {
                         prop_assert!(m.source_live(), "a watchdog with no source");
                         shell.timers += 1;
                     }
-                    Command::Probe { .. } => prop_assert!(config.probe, "a probe the options did not ask for"),
+                    Command::Probe { id } => {
+                        prop_assert!(config.probe, "a probe the options did not ask for");
+                        prop_assert!(!closed, "a probe after Close");
+                        shell.probes += 1;
+                        shell.probe_id = *id;
+                    }
+                    Command::CancelProbe => { prop_assert_eq!(shell.probes, 1); shell.probes -= 1; }
+                    Command::ArmPause { ms } => {
+                        prop_assert!(!closed, "a pause armed after Close");
+                        prop_assert_eq!(*ms, config.pause_when_hidden_ms);
+                        shell.pauses += 1;
+                    }
+                    Command::DisarmPause => { prop_assert_eq!(shell.pauses, 1); shell.pauses -= 1; }
                     Command::GaveUp { attempts } => {
                         gave_up = true;
                         if matches!(input, Input::Probed { status: Some(404 | 410), .. }) {
@@ -1056,11 +1088,13 @@ proptest! {
                 }
                 prop_assert!(shell.sources <= 1, "two live sources");
                 prop_assert!(shell.timers <= 1, "two armed timers");
+                prop_assert!(shell.probes <= 1, "two probes out");
+                prop_assert!(shell.pauses <= 1, "two pause timers");
             }
             match input {
                 Input::Close => closed = true,
                 Input::Ended if cmds.contains(&Command::Status(Status::Closed)) => ended = true,
-                Input::RetryNow | Input::PageVisible | Input::Online if cmds.iter().any(|c| matches!(c, Command::OpenSource { .. })) => {
+                Input::RetryNow | Input::PageVisible | Input::Restored | Input::Online if cmds.iter().any(|c| matches!(c, Command::OpenSource { .. })) => {
                     gave_up = false;
                     stopped = false;
                     ended = false;
@@ -1080,6 +1114,10 @@ proptest! {
             // A timer beside a live source is the watchdog's, and only with stallTimeoutMs.
             prop_assert!(!(m.source_live() && m.timer_armed()) || config.stall_timeout_ms > 0 || config.connect_timeout_ms > 0);
             prop_assert!(!(m.probing() && m.timer_armed()), "a timer while probing");
+            prop_assert_eq!(shell.probes == 1, m.probing(), "a probe out exactly while probing");
+            prop_assert_eq!(shell.pauses == 1, m.pause_armed());
+            if m.asleep() { prop_assert!(!m.source_live() && !m.timer_armed() && !m.probing(), "asleep with something running"); }
+            if closed { prop_assert_eq!(shell.pauses, 0, "a pause timer after Close"); }
             prop_assert_eq!(m.status() == Status::Open, m.ready_state() == 1);
             if m.status() == Status::Open { prop_assert!(m.source_live()); }
             if closed { prop_assert_eq!(m.status(), Status::Closed); prop_assert!(!m.source_live() && !m.timer_armed()); }
@@ -1101,4 +1139,116 @@ fn a_client_taking_over_resumes_on_its_first_connection() {
     );
     assert_eq!(m.resumed_from(), "41");
     assert_eq!(m.last_event_id(), "41");
+}
+
+fn pausing(ms: u32) -> Machine<SplitMix64> {
+    machine(Config {
+        resume: true,
+        pause_when_hidden_ms: ms,
+        ..Config::default()
+    })
+}
+
+#[test]
+fn a_page_hidden_long_enough_closes_its_stream_and_reconnects_at_once_when_visible() {
+    let mut m = opened(pausing(30_000));
+    m.handle(seen("1", "7"));
+    assert_eq!(
+        m.handle(Input::PageHidden),
+        [Command::ArmPause { ms: 30_000 }]
+    );
+    // Hidden twice arms one timer.
+    assert_eq!(m.handle(Input::PageHidden), []);
+    // The timer fires: the stream closes, no error is reported, and nothing is scheduled.
+    assert_eq!(
+        m.handle(Input::PauseFired),
+        [Command::CloseSource, Command::Status(Status::Reconnecting)]
+    );
+    assert!(m.asleep() && !m.source_live() && !m.timer_armed());
+    assert_eq!(m.ready_state(), 0);
+    // Neither the network nor a stray timer wakes it while the page is hidden.
+    assert_eq!(m.handle(Input::Online), []);
+    assert_eq!(m.handle(Input::TimerFired), []);
+    // Visible: at once, resuming after the last id.
+    let cmds = m.handle(Input::PageVisible);
+    assert_eq!(cmds, [Command::OpenSource { resume: true }]);
+    assert_eq!(m.resumed_from(), "7");
+    assert!(m
+        .handle(Input::Opened)
+        .contains(&Command::Status(Status::Open)));
+}
+
+#[test]
+fn a_page_visible_again_before_the_pause_keeps_its_stream() {
+    let mut m = opened(pausing(30_000));
+    m.handle(Input::PageHidden);
+    assert_eq!(m.handle(Input::PageVisible), [Command::DisarmPause]);
+    assert_eq!(
+        m.handle(Input::PauseFired),
+        [],
+        "a late firing changes nothing"
+    );
+    assert!(m.source_live());
+    // Without the option, hiding does nothing at all.
+    let mut plain = opened(pausing(0));
+    assert_eq!(plain.handle(Input::PageHidden), []);
+}
+
+#[test]
+fn a_waiting_stream_hidden_long_enough_stops_waiting() {
+    let mut m = pausing(1000);
+    m.handle(Input::Start);
+    m.handle(FAIL);
+    assert!(m.timer_armed());
+    m.handle(Input::PageHidden);
+    assert_eq!(m.handle(Input::PauseFired), [Command::DisarmTimer]);
+    assert!(m.asleep() && !m.timer_armed());
+    assert_eq!(
+        m.handle(Input::PageVisible),
+        [Command::OpenSource { resume: false }]
+    );
+    assert_eq!(m.attempt(), 0, "a fresh ladder");
+}
+
+#[test]
+fn close_disarms_the_pause_timer() {
+    let mut m = opened(pausing(1000));
+    m.handle(Input::PageHidden);
+    let cmds = m.handle(Input::Close);
+    assert!(cmds.contains(&Command::DisarmPause) && cmds.contains(&Command::CloseSource));
+    assert!(!m.pause_armed());
+}
+
+#[test]
+fn a_restore_from_the_back_forward_cache_replaces_a_live_source_at_once_resuming() {
+    let mut m = opened(resuming());
+    m.handle(seen("3", "9"));
+    let cmds = m.handle(Input::Restored);
+    assert_eq!(
+        cmds,
+        [
+            Command::CloseSource,
+            Command::OpenSource { resume: true },
+            Command::Status(Status::Reconnecting)
+        ],
+        "no error reported, no delay"
+    );
+    assert_eq!(m.resumed_from(), "9");
+    // Whatever the engine fires for the cut source afterwards reaches no one: it was closed. A waiting
+    // stream is woken as by a visible page.
+    let mut w = resuming();
+    w.handle(Input::Start);
+    w.handle(FAIL);
+    let cmds = w.handle(Input::Restored);
+    assert_eq!(cmds[0], Command::DisarmTimer);
+    assert!(matches!(cmds[1], Command::OpenSource { .. }));
+    // With reconnect: false, a restore opens nothing.
+    let mut never = opened(machine(Config {
+        mode: Reconnect::Never,
+        ..Config::default()
+    }));
+    assert!(!never
+        .handle(Input::Restored)
+        .iter()
+        .any(|c| matches!(c, Command::OpenSource { .. })));
 }

@@ -15,7 +15,7 @@
 // reports an exception thrown by an event listener.
 
 import {
-  I_OPENED, I_FAILED, I_WAKE, I_ONLINE, I_OFFLINE, I_HINT, I_RETRY_NOW, I_CLOSE, I_PROBED, I_FIRST_QUESTION,
+  I_OPENED, I_FAILED, I_WAKE, I_HIDDEN, I_RESTORED, I_ONLINE, I_OFFLINE, I_HINT, I_RETRY_NOW, I_CLOSE, I_PROBED, I_FIRST_QUESTION,
   I_STATUS, I_READY_STATE, I_ATTEMPT, I_LIVE, I_CLOSED,
   N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH,
   STATUSES, S_OPEN, S_CLOSED, OPTIONS, O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT,
@@ -342,8 +342,9 @@ export function urlOf(link, id) {
 // lastEventIdParam the id travels in the query string. Rust decides whether an attempt carries it, and
 // which id (the machine's, at most 4096 bytes once encoded: `resume::encoded_len`); this writes it in.
 
-/** encodeURIComponent, with a lone surrogate (which it refuses) read as U+FFFD, as a USVString is. */
-const encode = (s) => encodeURIComponent(s.replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD'));
+/** encodeURIComponent, with a lone surrogate (which it refuses) read as U+FFFD, as a USVString is. (No
+ * lookbehind, which Safari parses only from 16.4: a pair matches first and is kept.) */
+const encode = (s) => encodeURIComponent(s.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]|[\uD800-\uDFFF]/g, (m) => (m.length > 1 ? m : '\uFFFD')));
 
 /** An id's length in a reconnect URL, for Rust (`resume::encoded_len` counts the same); 0 for none. */
 export const encodedLen = (id) => (id ? encode(id).length : 0);
@@ -400,15 +401,19 @@ export function retryAfterMs(value, now = Date.now()) {
 const PROBE_TIMEOUT = 10000;
 
 /** Fetches the probe URL (`probe: 'url'`, else the last attempt's) once for Rust, aborted as soon as the
- * headers arrive, and tells the shell the status (0 for a probe that failed) and any Retry-After. */
+ * headers arrive (or failed after 10 s), and tells the shell the status (0 for a probe that failed) and any
+ * Retry-After, once. Returns what `disarm` cancels it with: Rust drops it when the answer comes, or when the
+ * stream closes or starts afresh before, and then nothing answers. */
 export const probe = guard((link, id) => {
   const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), PROBE_TIMEOUT);
-  const answer = (status, retryAfter) => {
+  let done = false;
+  const stop = () => {
+    done = true;
     clearTimeout(timer);
     ac.abort();
-    link.s.input(I_PROBED, id, status, retryAfterMs(retryAfter));
   };
+  const answer = (status, retryAfter) => done || (stop(), link.s.input(I_PROBED, id, status, retryAfterMs(retryAfter)));
+  const timer = setTimeout(() => answer(0), PROBE_TIMEOUT);
   fetch(link.pu ?? link.u, {
     credentials: link.withCredentials ? 'include' : 'same-origin',
     cache: 'no-store',
@@ -418,6 +423,7 @@ export const probe = guard((link, id) => {
     (r) => answer(r.status, r.headers.get('retry-after')),
     () => answer(0),
   );
+  return stop;
 });
 
 /** Element `i` of the option values `start` gives, for Rust. */
@@ -427,12 +433,19 @@ export const item = number;
 
 /** The machine's clock. */
 export const now = guard(() => performance.now());
+/** A seed for a client's jitter: a random whole number below 2^53. */
+export const random = guard(() => Math.random() * 2 ** 53);
 
 /** Arms a timer for Rust: after `ms`, `input(what)`. Returns its id for `disarm`. */
 export const arm = guard((link, ms, what) => setTimeout(() => link.s.input(what), ms));
-export const disarm = guard((id) => clearTimeout(id));
+/** Cancels a timer `arm` made (an id, or Node's Timeout object), or stops a probe (a function). */
+export const disarm = guard((x) => (typeof x === 'function' ? x() : clearTimeout(x)));
 
-/** Listens to the page for Rust: visibility, back-forward cache and resume (`visible`), the network (`online`). */
+/**
+ * Listens to the page for Rust: the back-forward cache (`pageshow` from it, always: a restored page's
+ * connection is gone), visibility and resume (`visible`: visible, hidden; a page hidden already says so
+ * once Rust has let go of the shell), and the network (`online`).
+ */
 export const watch = guard(function watch(link, visible, online) {
   const fs = [];
   const g = globalThis, d = g.document;
@@ -441,10 +454,12 @@ export const watch = guard(function watch(link, visible, online) {
     target.addEventListener(type, f);
     fs.push([target, type, f]);
   };
+  listen(g, 'pageshow', (e) => e.persisted && link.s.input(I_RESTORED));
   if (visible) {
-    listen(d, 'visibilitychange', () => d.visibilityState === 'visible' && link.s.input(I_WAKE));
-    listen(g, 'pageshow', (e) => e.persisted && link.s.input(I_WAKE));
+    const seen = () => link.s.input(d.visibilityState === 'hidden' ? I_HIDDEN : I_WAKE);
+    listen(d, 'visibilitychange', seen);
     listen(d, 'resume', () => link.s.input(I_WAKE));
+    if (d?.visibilityState === 'hidden') queueMicrotask(seen);
   }
   if (online) {
     listen(g, 'online', () => link.s.input(I_ONLINE));
@@ -810,6 +825,8 @@ export class ManagedEventSource {
   constructor(url, options) {
     const st = pending;
     pending = null;
+    // As EventSource: its URL is required (ToString would make undefined a path).
+    if (arguments.length === 0) fail('1 argument required, but only 0 present: the URL');
     this.#l = start(this, url, options, st);
   }
   /** @internal */

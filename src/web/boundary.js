@@ -6,21 +6,24 @@ export const I_OPENED = 0;
 export const I_FAILED = 1;
 export const I_TIMER = 2;
 export const I_WAKE = 3;
-export const I_ONLINE = 4;
-export const I_OFFLINE = 5;
-export const I_HINT = 6;
-export const I_RETRY_NOW = 7;
-export const I_CLOSE = 8;
-export const I_WATCHDOG = 9;
-export const I_PROBED = 10;
-export const I_SOCKET_CLOSED = 11;
-export const I_ENQUEUE = 12;
-export const I_STATUS = 13;
-export const I_READY_STATE = 14;
-export const I_ATTEMPT = 15;
-export const I_LIVE = 16;
-export const I_CLOSED = 17;
-export const I_FIRST_QUESTION = 13;
+export const I_HIDDEN = 4;
+export const I_RESTORED = 5;
+export const I_PAUSE = 6;
+export const I_ONLINE = 7;
+export const I_OFFLINE = 8;
+export const I_HINT = 9;
+export const I_RETRY_NOW = 10;
+export const I_CLOSE = 11;
+export const I_WATCHDOG = 12;
+export const I_PROBED = 13;
+export const I_SOCKET_CLOSED = 14;
+export const I_ENQUEUE = 15;
+export const I_STATUS = 16;
+export const I_READY_STATE = 17;
+export const I_ATTEMPT = 18;
+export const I_LIVE = 19;
+export const I_CLOSED = 20;
+export const I_FIRST_QUESTION = 16;
 
 // What the shell tells notify(link, note, a, b).
 export const N_STATUS = 0;
@@ -62,6 +65,7 @@ export const OPTIONS = [
   ['stallTimeoutMs', 'number', 3],
   ['minUptimeMs', 'number', 3],
   ['connectTimeoutMs', 'number', 3],
+  ['pauseWhenHiddenMs', 'number', 3],
   ['queue', 'queue', 2],
   ['lastEventIdParam', 'string', 1],
   ['retryHintEvent', 'string', 1],
@@ -81,19 +85,20 @@ export const O_PROBE = 10;
 export const O_STALL_TIMEOUT_MS = 11;
 export const O_MIN_UPTIME_MS = 12;
 export const O_CONNECT_TIMEOUT_MS = 13;
-export const O_QUEUE = 14;
-export const O_LAST_EVENT_ID_PARAM = 15;
-export const O_RETRY_HINT_EVENT = 16;
-export const O_HEARTBEAT_EVENT = 17;
+export const O_PAUSE_WHEN_HIDDEN_MS = 14;
+export const O_QUEUE = 15;
+export const O_LAST_EVENT_ID_PARAM = 16;
+export const O_RETRY_HINT_EVENT = 17;
+export const O_HEARTBEAT_EVENT = 18;
 
 // What follows the options in the values.
-export const V_PROBE_URL = 18;
-export const V_QUEUE_MAX = 19;
-export const V_CODES = 20;
-export const V_CODE_COUNT = 21;
-export const V_GIVEN = 22;
-export const V_RESUME_FROM = 23;
-export const V_START = 24;
-export const V_TRANSPORT = 25;
-export const V_PROTOCOLS = 26;
-export const V_COUNT = 27;
+export const V_PROBE_URL = 19;
+export const V_QUEUE_MAX = 20;
+export const V_CODES = 21;
+export const V_CODE_COUNT = 22;
+export const V_GIVEN = 23;
+export const V_RESUME_FROM = 24;
+export const V_START = 25;
+export const V_TRANSPORT = 26;
+export const V_PROTOCOLS = 27;
+export const V_COUNT = 28;

@@ -48,6 +48,9 @@ export interface Options {
   minUptimeMs?: number;
   /** A stream not open after this long (ms) counts as a failed attempt. Default 0: as long as the browser waits. */
   connectTimeoutMs?: number;
+  /** A page hidden this long (ms) closes its stream (status 'reconnecting', no error); visible again, it
+   * reconnects at once, resuming. Default 0: never (the stream stays open while hidden). */
+  pauseWhenHiddenMs?: number;
   /** Share one connection among the pages of this origin that open the same URL (true) or use the same
    * name: one holds it (`leader`) and relays every event and status to the others. Where Web Locks or
    * BroadcastChannel are missing, each instance holds a connection of its own. Default false. */

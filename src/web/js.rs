@@ -40,13 +40,16 @@ extern "C" {
     /// Whether an event arrived on the connection since the last call (the stall watchdog).
     pub(crate) fn active(connection: &JsValue) -> bool;
     /// Fetches the probe URL (the option's, else the last attempt's) once, aborted when the headers arrive
-    /// (or after 10 s), then gives the shell its answer (`input`'s `PROBED`, with `id`).
-    pub(crate) fn probe(link: &JsValue, id: f64);
+    /// (or after 10 s), then gives the shell its answer (`input`'s `PROBED`, with `id`). Returns what
+    /// `disarm` aborts it with.
+    pub(crate) fn probe(link: &JsValue, id: f64) -> JsValue;
     /// Element `i` of the option values the JavaScript half read (`shell`), as a number and as it is.
     pub(crate) fn number(values: &JsValue, i: f64) -> f64;
     pub(crate) fn item(values: &JsValue, i: f64) -> JsValue;
     /// `performance.now()`: the machine's clock.
     pub(crate) fn now() -> f64;
+    /// A random whole number below 2^53 (`Math.random()`), to seed a client's jitter.
+    pub(crate) fn random() -> f64;
     /// Reports an error as the browser reports one thrown by a listener. Never throws.
     pub(crate) fn report(e: &JsValue);
     /// A `RangeError` (`range`) or a `TypeError` saying that `option` breaks `rule` (see
@@ -113,12 +116,17 @@ extern "C" {
     pub(crate) fn attach_socket(link: &JsValue, socket: &web_sys::WebSocket) -> JsValue;
 }
 
-/// A pending timer with one owner, cancelled when dropped (the shape of gloo's `Timeout`; see the README
-/// for why not gloo-timers itself).
+/// A pending timer (or probe) with one owner, cancelled when dropped (the shape of gloo's `Timeout`; see
+/// the README for why not gloo-timers itself).
 #[must_use = "a Timer is cancelled when dropped"]
 pub(crate) struct Timer(JsValue);
 
 impl Timer {
+    /// Owns what `disarm` cancels: a timer's id, or a probe's abort controller.
+    pub(crate) fn of(handle: JsValue) -> Self {
+        Timer(handle)
+    }
+
     /// After `ms` (at most 2147483647, which the ladder guarantees), the shell gets input `what`.
     pub(crate) fn new(link: &JsValue, ms: u32, what: crate::boundary::Code) -> Self {
         Timer(arm(link, ms.min(i32::MAX as u32) as f64, what as u8 as f64))

@@ -108,6 +108,7 @@ fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
         stall_timeout_ms: v.number(Opt::StallTimeoutMs, d.stall_timeout_ms),
         heartbeat_event: v.text(Opt::HeartbeatEvent),
         min_uptime_ms: v.number(Opt::MinUptimeMs, d.min_uptime_ms),
+        pause_when_hidden_ms: v.number(Opt::PauseWhenHiddenMs, d.pause_when_hidden_ms),
         connect_timeout_ms: v.number(
             Opt::ConnectTimeoutMs,
             if socket {
@@ -128,6 +129,7 @@ fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
         stall_timeout_ms: o.stall_timeout_ms as u32,
         min_uptime_ms: o.min_uptime_ms as u32,
         connect_timeout_ms: o.connect_timeout_ms as u32,
+        pause_when_hidden_ms: o.pause_when_hidden_ms as u32,
     })
 }
 
@@ -229,7 +231,7 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
         Code::Closed => shared.get().machine.closed() as u32,
         Code::Probed => {
             let status = b as u32;
-            shared.feed(Input::Probed {
+            shared.probed(Input::Probed {
                 id: a as u32,
                 status: (status > 0 && status < 1000).then_some(status as u16),
                 retry_after_ms: (c >= 0.0).then(|| shell::delay_ms(c)),

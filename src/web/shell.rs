@@ -47,6 +47,10 @@ pub(crate) struct Core {
     opened: bool,
     connection: Option<Connection>,
     timer: Option<Timer>,
+    /// The probe that is out, aborted when dropped.
+    probe: Option<Timer>,
+    /// The pause timer (`pauseWhenHiddenMs`).
+    pause: Option<Timer>,
     page: Option<Page>,
     /// Commands not yet carried out; `head` is the next.
     queue: Vec<Command>,
@@ -68,15 +72,11 @@ pub(crate) fn trap() -> ! {
     core::arch::wasm32::unreachable()
 }
 
-/// One seed per client, from the platform's random source (`crypto.getRandomValues`); where there is
-/// none, from the clock, which differs from page to page in its fractions of a millisecond.
+/// One seed per client, from `Math.random()`: the jitter only has to differ between clients, not resist
+/// prediction, and `crypto.getRandomValues` (through getrandom) cost the first construct 0.2 to 0.3 ms in a
+/// fresh process and the package its error path.
 fn seed() -> u64 {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_ok() {
-        u64::from_le_bytes(bytes)
-    } else {
-        js::now().to_bits()
-    }
+    js::random() as u64
 }
 
 impl Shared {
@@ -104,6 +104,8 @@ impl Shared {
                 opened: false,
                 connection: None,
                 timer: None,
+                probe: None,
+                pause: None,
                 page: None,
                 queue: Vec::new(),
                 head: 0,
@@ -128,7 +130,7 @@ impl Shared {
             let flag = |b: bool| b as u8 as f64;
             let page = js::watch(
                 link,
-                flag(config.wake_on_visible),
+                flag(config.wake_on_visible || config.pause_when_hidden_ms > 0),
                 flag(config.wake_on_online),
             );
             core.page = Some(Page(page));
@@ -151,6 +153,13 @@ impl Shared {
                 Input::TimerFired
             }
             Code::Wake => Input::PageVisible,
+            Code::Hidden => Input::PageHidden,
+            Code::Restored => Input::Restored,
+            Code::Pause => {
+                let spent = self.get_mut().pause.take();
+                drop(spent);
+                Input::PauseFired
+            }
             Code::Online => Input::Online,
             Code::Offline => Input::Offline,
             // The hint's data as a number of ms (`api.js` reads it as `retry:` is read); a negative
@@ -274,8 +283,24 @@ impl Shared {
             }
             Command::Probe { id } => {
                 if let Some(link) = self.link() {
-                    js::probe(&link, id as f64);
+                    let probe = Timer::of(js::probe(&link, id as f64));
+                    let old = self.get_mut().probe.replace(probe);
+                    drop(old);
                 }
+            }
+            Command::ArmPause { ms } => {
+                let Some(link) = self.link() else { return };
+                let timer = Timer::new(&link, ms, Code::Pause);
+                let old = self.get_mut().pause.replace(timer);
+                drop(old);
+            }
+            Command::DisarmPause => {
+                let old = self.get_mut().pause.take();
+                drop(old);
+            }
+            Command::CancelProbe => {
+                let old = self.get_mut().probe.take();
+                drop(old);
             }
             Command::Unauthorized { status } => self.notify(Note::Unauthorized, status as u32, 0),
             Command::DisarmTimer => {
@@ -385,10 +410,22 @@ impl Shared {
         }
     }
 
-    /// How many of our listeners and timers are live: 0 after `close()` (for tests).
+    /// How many of our connections, timers, probes and page listeners are live: 0 after `close()` (for
+    /// tests).
     pub(crate) fn live(&self) -> u32 {
         let core = self.get();
-        core.connection.is_some() as u32 + core.timer.is_some() as u32 + core.page.is_some() as u32
+        core.connection.is_some() as u32
+            + core.timer.is_some() as u32
+            + core.probe.is_some() as u32
+            + core.pause.is_some() as u32
+            + core.page.is_some() as u32
+    }
+
+    /// A probe's answer: the probe is spent.
+    pub(crate) fn probed(&self, input: Input<JsValue>) {
+        let spent = self.get_mut().probe.take();
+        drop(spent);
+        self.feed(input);
     }
 }
 

@@ -75,6 +75,8 @@ const encoder = new TextEncoder();
 export class ManagedWebSocket {
   #l;
   constructor(url, options) {
+    // As WebSocket: its URL is required.
+    if (arguments.length === 0) fail('1 argument required, but only 0 present: the URL');
     this.#l = startSocket(this, url, options);
   }
   /** @internal */

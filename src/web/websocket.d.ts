@@ -29,6 +29,10 @@ export interface SocketOptions {
   reconnectOnCleanClose?: number[];
   /** A socket still connecting after this long (ms) counts as a failed attempt. Default 10000; 0: never. */
   connectTimeoutMs?: number;
+  /** An open socket that receives no message for this long (ms) is treated as dropped. Default 0 (off). */
+  stallTimeoutMs?: number;
+  /** A page hidden this long (ms) closes its socket; visible again, it reconnects at once. Default 0 (off). */
+  pauseWhenHiddenMs?: number;
 }
 
 /** The events a ManagedWebSocket fires. */

@@ -363,7 +363,7 @@ test('the fault matrix: 16 faults under backoff, browser and false', async () =>
       const c = `matrix-${fault}-${mode}`.replace(/[^a-z0-9-]/gi, '_');
       if (step) await plan(c, step, 'stream');
       const reconnect = mode === 'false' ? false : mode;
-      const target = step ? url(c) : 'http://127.0.0.1:9/closed';
+      const target = step ? url(c) : (await (await fetch('/refused')).json()).url;
       const es = new ManagedEventSource(target, { reconnect, baseMs: 50, maxMs: 50, jitter: 'none', maxAttempts: step ? Infinity : 2 });
       const seen = watch(es);
       const [statuses, connections] = expected(fault, mode);

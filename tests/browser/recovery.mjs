@@ -80,8 +80,10 @@ test('probe: 503 with Retry-After as an HTTP date waits until that date', async 
   ok(await until(8000, () => es.status === 'open'));
   es.close();
   eq(seen.retries.length, 1);
+  // What is left of the wait when the answer is read can only shrink on a busy machine, so it is bounded
+  // from above; the reconnect's arrival at the server, which a busy machine can only delay, from below.
   const wait = seen.retries[0].delayMs - 50; // the ladder's own 50 ms comes on top
-  ok(wait > 1900 && wait <= 3000, `waited ${wait} ms for the date`);
+  ok(wait > 0 && wait <= 3000, `waited ${wait} ms for the date`);
   const attempts = (await log('p503date')).attempts;
   ok(attempts[2].t - attempts[1].t >= 1900, 'the reconnect came after the date');
 });
@@ -170,17 +172,19 @@ test('without probe, a 404 is retried through the ladder, as before', async () =
   eq((await log('noprobe')).attempts.length, 3);
 });
 
-test('the stall watchdog notices a silent stream within the timeout and a quarter', async () => {
+test('the stall watchdog notices a silent stream, never before the timeout, and reconnects', async () => {
+  // When within the timeout and a quarter is the machine's (tests/machine.rs, on a fake clock); here, that
+  // it happens in a browser, and not early (a busy machine can only make it later).
   await plan('stall', 'stall', 'stream');
   const es = new ManagedEventSource(url('stall'), { jitter: 'none', baseMs: 50, stallTimeoutMs: 800 });
   let opened = 0, noticed = 0;
   es.onopen = () => (opened ||= performance.now());
   es.onerror = () => (noticed ||= performance.now());
-  ok(await until(4000, () => noticed > 0));
+  ok(await until(20000, () => noticed > 0));
   const after = noticed - opened;
-  ok(await until(3000, () => es.status === 'open'));
+  ok(await until(5000, () => es.status === 'open'));
   es.close();
-  ok(after >= 800 && after <= 800 * 1.25 + 150, `noticed after ${after} ms`);
+  ok(after >= 800, `noticed after ${after} ms`);
   eq((await log('stall')).attempts.length, 2);
   figure('a stall of a stream with stallTimeoutMs 800 noticed after (ms)', Math.round(after));
 });
@@ -230,13 +234,12 @@ test('pageshow from the back-forward cache, and resume, reconnect a waiting stre
     ['resume', () => document.dispatchEvent(new Event('resume'))],
   ]) {
     await plan(c, '503', 'stream');
-    const es = new ManagedEventSource(url(c), { jitter: 'none', baseMs: 20000 });
+    const es = new ManagedEventSource(url(c), { jitter: 'none', baseMs: 60000 });
     const seen = watch(es);
     ok(await until(3000, () => seen.retries.length === 1));
-    const t0 = performance.now();
     fire();
-    ok(await until(2000, () => es.status === 'open'), c);
-    ok(performance.now() - t0 < 1500);
+    // The ladder said 60 s; "at once" is anything well before that.
+    ok(await until(20000, () => es.status === 'open'), c);
     es.close();
     // A pageshow that is not from the cache changes nothing.
   }

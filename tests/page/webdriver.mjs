@@ -1,16 +1,22 @@
-// A minimal W3C WebDriver client for geckodriver: Playwright drives only its own patched Firefox, which
-// cannot be downloaded here, so the stock Firefox ESR is driven through plain WebDriver over HTTP.
+// A minimal W3C WebDriver client for geckodriver (Firefox) and WebKitWebDriver (WebKitGTK's MiniBrowser):
+// Playwright drives only its own patched browsers, which cannot be downloaded here, so the stock Firefox
+// ESR and WebKitGTK are driven through plain WebDriver over HTTP. MiniBrowser has no headless mode: it runs
+// on an Xvfb display (scripts/engines.mjs starts one when there is no DISPLAY).
 import { spawn, execFileSync } from 'node:child_process';
 import { createServer } from 'node:net';
+import { MINIBROWSER, xDisplay } from '../../scripts/engines.mjs';
 
-export function haveFirefox() {
+const have = (cmd) => {
   try {
-    execFileSync('sh', ['-c', 'command -v geckodriver && command -v firefox'], { stdio: 'ignore' });
+    execFileSync('sh', ['-c', cmd], { stdio: 'ignore' });
     return true;
   } catch {
     return false;
   }
-}
+};
+
+export const haveFirefox = () => have('command -v geckodriver && command -v firefox');
+export const haveWebKit = () => !!MINIBROWSER && have('command -v WebKitWebDriver && command -v Xvfb');
 
 const freePort = () =>
   new Promise((resolve) => {
@@ -28,27 +34,26 @@ async function call(method, url, body) {
   return json.value;
 }
 
-/** A headless Firefox session: goto, run (a script in the page) and waitFor (until the script is true). */
-export async function firefox() {
+/** Starts a driver and a session with `capabilities`: goto, run (a script in the page), waitFor (until the
+ * script is true), windows, and close. */
+async function session(command, args, capabilities, env = process.env) {
   const port = await freePort();
-  const driver = spawn('geckodriver', ['--host', '127.0.0.1', '--port', String(port)], { stdio: 'ignore' });
+  const driver = spawn(command, args(port), { stdio: 'ignore', env });
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
     try {
       await call('GET', `${base}/status`);
       break;
     } catch (e) {
-      if (i > 100) throw e;
+      if (i > 200) throw e;
       await new Promise((r) => setTimeout(r, 50));
     }
   }
-  const session = await call('POST', `${base}/session`, {
-    capabilities: { alwaysMatch: { browserName: 'firefox', 'moz:firefoxOptions': { args: ['-headless'] } } },
-  });
-  const at = `${base}/session/${session.sessionId}`;
+  const s = await call('POST', `${base}/session`, { capabilities: { alwaysMatch: capabilities } });
+  const at = `${base}/session/${s.sessionId}`;
   const run = (script, ...args) => call('POST', `${at}/execute/sync`, { script, args });
   return {
-    version: session.capabilities.browserVersion,
+    version: s.capabilities.browserVersion,
     goto: (url) => call('POST', `${at}/url`, { url }),
     /** Opens a new window and returns its handle; `switchTo` makes it the one scripts run in. */
     newWindow: async () => (await call('POST', `${at}/window/new`, { type: 'window' })).handle,
@@ -56,6 +61,7 @@ export async function firefox() {
     /** Closes the current window; returns the handles left. */
     closeWindow: () => call('DELETE', `${at}/window`),
     currentHandle: () => call('GET', `${at}/window`),
+    back: () => call('POST', `${at}/back`, {}),
     run,
     async waitFor(script, timeout = 15000) {
       const t0 = Date.now();
@@ -70,4 +76,22 @@ export async function firefox() {
       driver.kill();
     },
   };
+}
+
+/** A headless Firefox session. */
+export const firefox = () =>
+  session('geckodriver', (port) => ['--host', '127.0.0.1', '--port', String(port)], {
+    browserName: 'firefox',
+    'moz:firefoxOptions': { args: ['-headless'] },
+  });
+
+/** A WebKitGTK MiniBrowser session, on an Xvfb display. */
+export async function webkit() {
+  const env = { ...process.env, DISPLAY: await xDisplay() };
+  return session(
+    'WebKitWebDriver',
+    (port) => [`--port=${port}`],
+    { browserName: 'MiniBrowser', 'webkitgtk:browserOptions': { binary: MINIBROWSER, args: ['--automation'] } },
+    env,
+  );
 }

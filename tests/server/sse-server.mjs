@@ -5,8 +5,11 @@
 //
 //   GET /plan?c=NAME&steps=503,503,events:3&then=stream   set the plan (and forget the client's log)
 //   GET /sse?c=NAME                                        one connection attempt; runs the next step
-//   GET /log?c=NAME                                        every attempt: time, URL, Last-Event-ID, step
+//   GET /log?c=NAME                                        every attempt: time, URL, Last-Event-ID, step;
+//                                                          streams open now (open), the most at once
+//                                                          (maxOpen), requests not finished (inflight)
 //   GET /outage?ms=N                                       stop accepting connections for N ms (real refusals)
+//   GET /refused                                           { url }: a URL on loopback that refuses connections
 //   GET /figure?name=...&value=...                         tests report measured figures; printed at the end
 //
 // Steps (modifiers joined with '+', e.g. retry:100+events:2):
@@ -84,7 +87,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
 
   const client = (name) => {
     if (!clients.has(name)) {
-      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, nextId: 1, rng: random(1), chaos: { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 }, received: [], closes: [] });
+      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, inflight: 0, nextId: 1, rng: random(1), chaos: { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 }, received: [], closes: [] });
     }
     return clients.get(name);
   };
@@ -107,6 +110,9 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
   function sse(req, res, url) {
     const name = url.searchParams.get('c') ?? 'default';
     const c = client(name);
+    // Requests not yet finished, answered or not (a held one counts too), until the connection goes.
+    c.inflight += 1;
+    res.on('close', () => (c.inflight -= 1));
     let step = c.steps.length ? c.steps.shift() : c.then;
     if (step === 'chaos') step = chaos(c);
     const headerId = req.headers['last-event-id'];
@@ -296,8 +302,10 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       }
       case '/log': {
         const c = client(url.searchParams.get('c') ?? 'default');
-        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, now: performance.now(), chaos: c.chaos, received: c.received, closes: c.closes });
+        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, inflight: c.inflight, now: performance.now(), chaos: c.chaos, received: c.received, closes: c.closes });
       }
+      case '/refused':
+        return json(req, res, { url: `http://${host}:${refused}/closed` });
       case '/outage': {
         const ms = Number(url.searchParams.get('ms') ?? 1000);
         json(req, res, { ok: true, ms });
@@ -379,8 +387,20 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     s.on('close', () => sockets.delete(s));
   });
 
+  // A port on loopback that nothing listens on (opened and closed at once), for refused connections: a
+  // well-known closed port such as 9 is on the Fetch standard's blocked list, which WebKit enforces.
+  let refused = 0;
+  const closedPort = new Promise((r) => {
+    const probe = http.createServer();
+    probe.listen(0, host, () => {
+      refused = probe.address().port;
+      probe.close(r);
+    });
+  });
+
   return new Promise((resolve) => {
-    server.listen(port, host, () => {
+    server.listen(port, host, async () => {
+      await closedPort;
       const { port: actual } = server.address();
       resolve({
         url: `http://${host}:${actual}`,

@@ -1,0 +1,139 @@
+// The page's life and the engines' quirks (issue 26): a hidden page pausing its stream, a restore from the
+// back-forward cache, a stream stuck connecting, reconnectNow() from inside a handler, and the constructor
+// with no argument, in every engine the suites run in.
+import { ManagedEventSource } from '/pkg/index.js';
+import { ManagedWebSocket } from '/pkg/websocket.js';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch } from './lib.mjs';
+
+const visibility = (state) => {
+  Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
+  Object.defineProperty(document, 'hidden', { value: state !== 'visible', configurable: true });
+  document.dispatchEvent(new Event('visibilitychange'));
+};
+
+test('pauseWhenHiddenMs: a page hidden that long closes its stream, and visible again it reconnects at once, resuming', async () => {
+  await plan('pause', '', 'stream');
+  const es = new ManagedEventSource(url('pause'), { pauseWhenHiddenMs: 300, lastEventIdParam: 'lastEventId', jitter: 'none', baseMs: 60000 });
+  const seen = watch(es);
+  ok(await until(3000, () => seen.events.length >= 3));
+  visibility('hidden');
+  ok(await until(3000, async () => (await log('pause')).open === 0), 'the server sees the stream go');
+  eq([es.status, es.readyState], ['reconnecting', 0]);
+  eq(seen.errors, 0, 'no error: the server did nothing wrong');
+  const heard = seen.events.length;
+  await sleep(500);
+  eq(seen.events.length, heard, 'nothing arrives while paused');
+  eq((await log('pause')).attempts.length, 1, 'nothing reconnects while hidden');
+  visibility('visible');
+  // The ladder said 60 s; "at once" is anything well before that.
+  ok(await until(20000, () => es.status === 'open' && seen.events.length > heard + 2));
+  es.close();
+  const l = await log('pause');
+  eq(l.attempts.length, 2);
+  ok(l.attempts[1].url.endsWith(`lastEventId=${heard}`), l.attempts[1].url);
+  const ids = seen.events.map((e) => Number(e[2]));
+  eq(ids, ids.map((_, i) => i + 1), 'no event lost or repeated');
+  eq(seen.statuses, ['open', 'reconnecting', 'open', 'closed']);
+});
+
+test('pauseWhenHiddenMs: visible again before the pause, the stream stays; without the option, hidden changes nothing', async () => {
+  await plan('pause-short', '', 'stream');
+  const es = new ManagedEventSource(url('pause-short'), { pauseWhenHiddenMs: 1500 });
+  ok(await until(3000, () => es.status === 'open'));
+  visibility('hidden');
+  await sleep(200);
+  visibility('visible');
+  await sleep(1800);
+  eq(es.status, 'open');
+  eq((await log('pause-short')).attempts.length, 1);
+  es.close();
+  await plan('no-pause', '', 'stream');
+  const plain = new ManagedEventSource(url('no-pause'));
+  ok(await until(3000, () => plain.status === 'open'));
+  visibility('hidden');
+  await sleep(500);
+  eq(plain.status, 'open');
+  visibility('visible');
+  plain.close();
+  eq((await log('no-pause')).attempts.length, 1);
+  // Checked as the other delays are.
+  for (const [v, E] of [[-1, RangeError], [Infinity, RangeError], ['5', TypeError], [2 ** 31, RangeError]]) {
+    const e = throws(() => new ManagedEventSource(url('x'), { pauseWhenHiddenMs: v }));
+    ok(e instanceof E && e.message.includes('pauseWhenHiddenMs'), `${v}: ${e}`);
+  }
+});
+
+test('pauseWhenHiddenMs closes a socket too, and reopens it when visible', async () => {
+  const wsUrl = `${location.origin.replace(/^http/, 'ws')}/ws?c=pause-ws`;
+  await plan('pause-ws', '', 'stream');
+  const ws = new ManagedWebSocket(wsUrl, { pauseWhenHiddenMs: 300, baseMs: 60000 });
+  ok(await until(3000, () => ws.status === 'open'));
+  visibility('hidden');
+  ok(await until(3000, () => ws.status === 'reconnecting'));
+  visibility('visible');
+  ok(await until(20000, () => ws.status === 'open'));
+  ws.close();
+  eq((await log('pause-ws')).attempts.length, 2);
+});
+
+test('a restore from the back-forward cache replaces the stream at once, resuming, whatever the engine fires after', async () => {
+  // WebKit cuts the connection on entering the cache without an event, then fires `error` on restore and
+  // waits a full retry delay. Here: a restore (pageshow with persisted) while the stream looks open.
+  await plan('bfcache', '', 'stream');
+  const es = new ManagedEventSource(url('bfcache'), { lastEventIdParam: 'lastEventId', jitter: 'none', baseMs: 60000 });
+  const seen = watch(es);
+  ok(await until(3000, () => seen.events.length >= 3));
+  dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
+  ok(await until(20000, async () => (await log('bfcache')).attempts.length === 2), 'reconnected long before the ladder would have');
+  ok(await until(5000, () => es.status === 'open'));
+  const l = await log('bfcache');
+  ok(/lastEventId=\d+$/.test(l.attempts[1].url), l.attempts[1].url);
+  eq(l.maxOpen, 1, 'the old connection was closed before the new one opened');
+  await sleep(300);
+  es.close();
+  const ids = seen.events.map((e) => Number(e[2]));
+  eq(ids, ids.map((_, i) => i + 1), 'no event lost or repeated');
+  eq(seen.errors, 0);
+});
+
+test('connectTimeoutMs ends a stream stuck connecting (the server accepts and sends nothing)', async () => {
+  await plan('stuck', 'slow:60000', 'stream');
+  const es = new ManagedEventSource(url('stuck'), { connectTimeoutMs: 500, jitter: 'none', baseMs: 50 });
+  const seen = watch(es);
+  ok(await until(10000, () => es.status === 'open'));
+  es.close();
+  const l = await log('stuck');
+  eq(l.attempts.length, 2);
+  ok(l.attempts[1].t - l.attempts[0].t >= 500, 'not before the timeout');
+  eq(seen.errors, 1);
+  eq(seen.statuses, ['reconnecting', 'open', 'closed']);
+  ok(await until(3000, async () => (await log('stuck')).inflight === 0), 'the stuck request was let go');
+});
+
+test('reconnectNow() twenty times from inside onmessage: never two streams at the server', async () => {
+  await plan('rn20', '', 'stream');
+  const es = new ManagedEventSource(url('rn20'), { baseMs: 20 });
+  let n = 0;
+  es.onmessage = () => {
+    if (n < 20) {
+      n++;
+      es.reconnectNow();
+    }
+  };
+  ok(await until(15000, () => n === 20 && es.status === 'open'));
+  await sleep(300);
+  es.close();
+  const l = await log('rn20');
+  eq(l.attempts.length, 21);
+  figure('the most streams open at once at the server, after 20 reconnectNow() from onmessage', l.maxOpen);
+  eq(l.maxOpen, 1, 'never two at once');
+});
+
+test('the constructors with no argument throw a TypeError, as EventSource and WebSocket do', () => {
+  for (const C of [ManagedEventSource, ManagedWebSocket]) {
+    const e = throws(() => new C());
+    ok(e instanceof TypeError, `${C.name}: ${e}`);
+  }
+  const native = throws(() => new EventSource());
+  ok(native instanceof TypeError);
+});
