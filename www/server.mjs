@@ -30,6 +30,7 @@ import { WebSocketServer } from 'ws';
 import { createReadStream, existsSync, statSync } from 'node:fs';
 import { dirname, extname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createGate, reject, retryField } from '../src/server/index.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
@@ -46,7 +47,7 @@ const TYPES = {
   '.ts': 'text/plain; charset=utf-8',
 };
 
-/** Seed 001, step 1: a retry value that differs per client. */
+/** A wait from `base` to `base + spread` ms. */
 const jittered = (base, spread) => base + Math.floor(Math.random() * spread);
 
 export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000, log = false } = {}) {
@@ -59,7 +60,7 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
     shedding: false,
     shedMin: 5000,
     shedSpread: 10000,
-    budget: null, // { rate, burst, tokens, last, paced: { front, spreadMs, nextSlot } | null }
+    budget: null, // { rate, burst, paced, front, gate } (managed-eventsource/server's createGate)
     fixedRetry: false,
     arrivals: { t0: Date.now(), accepted: [], shed: [], refused: [] },
     forced: [], // statuses for the next connections
@@ -90,20 +91,9 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
     ...row,
     outage: Math.max(0, Math.ceil((state.outageUntil - Date.now()) / 1000)),
     shedding: state.shedding,
-    budget: state.budget ? { rate: state.budget.rate, burst: state.budget.burst, paced: !!state.budget.paced, front: !!state.budget.paced?.front } : null,
+    budget: state.budget ? { rate: state.budget.rate, burst: state.budget.burst, paced: state.budget.paced, front: state.budget.front } : null,
     forced: state.forced.length,
   });
-
-  function admit() {
-    const b = state.budget;
-    if (!b) return true;
-    const now = Date.now();
-    b.tokens = Math.min(b.burst, b.tokens + ((now - b.last) / 1000) * b.rate);
-    b.last = now;
-    if (b.tokens < 1) return false;
-    b.tokens -= 1;
-    return true;
-  }
 
   /** Counts an arrival of `kind` in its 100 ms bucket. */
   function arrival(kind) {
@@ -113,31 +103,20 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
     a[kind][i]++;
   }
 
-  /**
-   * Issue 17's paced admission: the client's slot in line. Slots are handed out 1/rate apart from the
-   * later of now and `notBefore` (the end of an outage), so the clients turned away come back spread at
-   * exactly the rate the server admits.
-   */
-  function slot(notBefore = 0) {
-    const b = state.budget;
-    const at = Math.max(b.paced.nextSlot, Date.now(), notBefore);
-    b.paced.nextSlot = at + 1000 / b.rate;
-    return Math.round(at - Date.now() + Math.random() * b.paced.spreadMs);
-  }
-
-  /** Seed 001, step 2: accept just enough to say when to come back. A client that has taken over
-   * reconnecting cannot read retry:, so the same advice goes out as a retry-hint event. */
+  /** Seed 001, step 2 (managed-eventsource/server's reject): accept just enough to say when to come back.
+   * A client that has taken over reconnecting cannot read retry:, so the same advice goes out as a
+   * retry-hint event. */
   function softReject(res, wait) {
     state.counts.shed++;
     arrival('shed');
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
-    res.end(`retry: ${wait}\nevent: retry-hint\ndata: ${wait}\n\n: shedding load\n\n`);
+    reject(res, wait, { hintEvent: 'retry-hint' });
   }
 
   function stream(req, res, url) {
     res.shouldKeepAlive = false;
     if (Date.now() < state.outageUntil) {
-      if (state.budget?.paced?.front) return softReject(res, slot(state.outageUntil));
+      // With the front up, the gate (paused until the outage ends) hands every attempt a place in line.
+      if (state.budget?.front) return softReject(res, state.budget.gate.admit().retryMs);
       state.counts.refused++;
       arrival('refused');
       req.socket.destroy(); // a network error, as a refused connection looks to EventSource
@@ -150,20 +129,23 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
       res.end(status === 204 ? undefined : `forced ${status}\n`);
       return;
     }
-    if (state.shedding || !admit()) {
-      // Random hints (seed 001), or with paced admission the client's place in line (issue 17).
-      return softReject(res, state.budget?.paced ? slot() : jittered(state.shedMin, state.shedSpread));
-    }
+    if (state.shedding) return softReject(res, jittered(state.shedMin, state.shedSpread));
+    // The gate's refusal carries a random wait (seed 001) or, paced, the client's place in line.
+    const admitted = state.budget ? state.budget.gate.admit() : null;
+    if (admitted && !admitted.ok) return softReject(res, admitted.retryMs);
     state.counts.accepted++;
     arrival('accepted');
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
-    res.write(state.fixedRetry ? ': fixed retry\n\n' : `retry: ${jittered(3000, 7000)}\n\n`);
+    res.write(state.fixedRetry ? ': fixed retry\n\n' : `${retryField(3000, 7000)}\n`);
     const from = Number(req.headers['last-event-id'] ?? url.searchParams.get('lastEventId') ?? NaN);
     if (Number.isFinite(from)) {
       for (const ev of state.buffer) if (ev.id > from) res.write(`id: ${ev.id}\ndata: ${ev.data}\n\n`);
     }
     state.streams.add(res);
-    res.on('close', () => state.streams.delete(res));
+    res.on('close', () => {
+      state.streams.delete(res);
+      admitted?.release();
+    });
     say(`stream open (${state.streams.size}) ${req.url}`);
   }
 
@@ -199,6 +181,7 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
       case '/api/outage': {
         const seconds = Math.min(600, Math.max(0, Number(q('seconds', 10))));
         state.outageUntil = Date.now() + seconds * 1000;
+        if (state.budget?.front) state.budget.gate.pause(state.outageUntil);
         for (const s of state.streams) s.destroy();
         state.streams.clear();
         for (const ws of sockets_.clients) ws.terminate();
@@ -211,8 +194,15 @@ export function startDevServer({ port = 8080, host = '127.0.0.1', eventMs = 1000
         return json(res, controls({}));
       case '/api/budget': {
         const rate = Number(q('rate', 0));
-        const paced = q('paced', '0') === '1' ? { front: q('front', '0') === '1', spreadMs: Number(q('spreadMs', 500)), nextSlot: 0 } : null;
-        state.budget = rate > 0 ? { rate, burst: Number(q('burst', rate)), tokens: Number(q('burst', rate)), last: Date.now(), paced } : null;
+        const paced = q('paced', '0') === '1';
+        const burst = Number(q('burst', rate));
+        try {
+          state.budget = rate > 0 ? { rate, burst, paced, front: paced && q('front', '0') === '1', gate: createGate({ ratePerSec: rate, burst, pace: paced, minWaitMs: state.shedMin, spreadMs: paced ? Number(q('spreadMs', 500)) : state.shedSpread }) } : null;
+        } catch (e) {
+          res.writeHead(400, { 'Content-Type': 'text/plain' });
+          return res.end(`${e.message}\n`);
+        }
+        if (state.budget?.front && Date.now() < state.outageUntil) state.budget.gate.pause(state.outageUntil);
         return json(res, controls({}));
       }
       case '/api/stop': {

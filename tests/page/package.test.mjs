@@ -130,7 +130,7 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
     'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'disposable.d.ts', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js',
     'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
-    'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
+    'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
   ]);
   const manifest = JSON.parse(readFileSync(join(root, 'pkg', 'package.json'), 'utf8'));
   assert.equal(manifest.exports['./package.json'], './package.json');
@@ -199,6 +199,22 @@ es.onmessage = (e) => { if (e.lastEventId === '2') { es.close(); console.log(JSO
     const out = JSON.parse(stdout);
     assert.equal(out.ok, true, f);
     assert.match(out.before, /^TypeError: managed-eventsource: this runtime has no EventSource\. In Node, install the eventsource package/, f);
+  }
+});
+
+test('managed-eventsource/server: import and require from the tarball, a gate and a Web Response', async () => {
+  const dir = scratch('server');
+  const script = `
+const gate = createGate({ ratePerSec: 5, burst: 2, pace: true, spreadMs: 0 });
+const decisions = [gate.admit(), gate.admit(), gate.admit()].map((a) => a.ok || a.retryMs);
+rejectResponse(1500, { hintEvent: 'retry-hint' }).text().then((body) => console.log(JSON.stringify({ decisions, body })));
+`;
+  writeFileSync(join(dir, 'esm.mjs'), "import { createGate, rejectResponse } from 'managed-eventsource/server';" + script);
+  writeFileSync(join(dir, 'cjs.cjs'), "const { createGate, rejectResponse } = require('managed-eventsource/server');" + script);
+  for (const f of ['esm.mjs', 'cjs.cjs']) {
+    const out = JSON.parse(run(process.execPath, [f], dir));
+    assert.deepEqual(out.decisions, [true, true, 200], f);
+    assert.equal(out.body, 'retry: 1500\nevent: retry-hint\ndata: 1500\n\n: come back in 1500 ms\n\n', f);
   }
 });
 

@@ -71,3 +71,22 @@ const handlers: StreamHandlers = {
 const stop: () => void = createManagedStream('/api/stream', handlers, { baseMs: 1000 });
 stop();
 void open, status, text, n, cred, dispatched, probeElsewhere, holds;
+
+// managed-eventsource/server
+import { createGate, reject, rejectResponse, retryField, heartbeat, broadcastRetry } from 'managed-eventsource/server';
+import type { Admission, Gate, GateOptions } from 'managed-eventsource/server';
+const gateOptions: GateOptions = { ratePerSec: 50, burst: 100, maxStreams: 10_000, pace: true, spreadMs: 500, minWaitMs: 5000, now: Date.now, random: Math.random };
+const gate: Gate = createGate(gateOptions);
+const admission: Admission = gate.admit();
+if (admission.ok) admission.release();
+else {
+  const wait: number = admission.retryMs;
+  const response: Response = rejectResponse(wait, { hintEvent: 'retry-hint' });
+  void response;
+}
+gate.pause(Date.now() + 10_000);
+const counts: number = gate.open + gate.tokens;
+const lines: string = retryField(3000, 7000) + heartbeat() + heartbeat('ping');
+const written: number = broadcastRetry([{ write: (s: string) => s.length }], 30_000, { spreadMs: 30_000 });
+reject({ writeHead: () => undefined, end: () => undefined }, 1000);
+void counts, lines, written;

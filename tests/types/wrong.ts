@@ -35,3 +35,9 @@ new ManagedEventSource('/feed', { until: 'done' });
 // @ts-expect-error: CONNECTING is a constant
 ManagedEventSource.CONNECTING = 1;
 void s;
+
+import { createGate as gateOf } from 'managed-eventsource/server';
+// @ts-expect-error ratePerSec is required
+gateOf({ burst: 10 });
+// @ts-expect-error pace is a boolean
+gateOf({ ratePerSec: 1, pace: 'yes' });

@@ -1,0 +1,202 @@
+// managed-eventsource/server: the server's half of seed 001, for Node (node:http, Express) and for
+// runtimes with Web Request/Response (Next.js route handlers, Hono, Deno, Bun, Workers).
+//
+// It holds no I/O of its own and depends on nothing: an admission gate (a token bucket with an open-stream
+// budget, whose refusals say when to come back), the soft rejection that every SSE client honours (a 200
+// event stream carrying `retry:` and then ending, where a 503 would end a native EventSource for good), and
+// the few lines a stream sends to keep its clients spread out. The development server (www/server.mjs)
+// and the population run use this file as it ships.
+
+const ENCODER = new TextEncoder();
+
+/** A finite number in [min, max], or a RangeError naming `name`. */
+function range(name, value, min, max = Infinity) {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new TypeError(`managed-eventsource/server: ${name} must be a number, not ${describe(value)}`);
+  }
+  if (!(value >= min && value <= max)) {
+    throw new RangeError(`managed-eventsource/server: ${name} must be ${max === Infinity ? `at least ${min}` : `from ${min} to ${max}`}, not ${value}`);
+  }
+  return value;
+}
+
+/** The same, and finite. */
+function finite(name, value, min, max) {
+  range(name, value, min, max);
+  if (!Number.isFinite(value)) throw new RangeError(`managed-eventsource/server: ${name} must be finite, not ${value}`);
+  return value;
+}
+
+const describe = (v) => (v === null ? 'null' : typeof v === 'string' ? JSON.stringify(v) : typeof v);
+
+/** A wait in whole milliseconds, as `retry:` takes it (digits only; the specification ignores the rest). */
+const wait = (name, ms) => Math.round(finite(name, ms, 0, 2 ** 31 - 1));
+
+/** An event name that cannot break the frame it goes in. */
+function eventName(name, value) {
+  if (typeof value !== 'string') throw new TypeError(`managed-eventsource/server: ${name} must be a string, not ${describe(value)}`);
+  if (value === '' || /[\r\n]/.test(value)) throw new TypeError(`managed-eventsource/server: ${name} must be a non-empty string with no line break, not ${JSON.stringify(value)}`);
+  return value;
+}
+
+/**
+ * An admission gate: a token bucket of `ratePerSec` tokens a second holding at most `burst` (seed 001,
+ * step 4), and at most `maxStreams` streams open at once.
+ *
+ * `admit()` answers `{ ok: true, release }` (call `release` when the stream ends; a second call does
+ * nothing) or `{ ok: false, retryMs }`. A refused client's wait is, with `pace`, its place in line divided
+ * by the rate plus up to `spreadMs` of jitter, so the clients turned away come back at the rate the gate
+ * admits (the simulator's table 4); without, a random wait of `minWaitMs` plus up to `spreadMs` (seed 001).
+ * A refusal because `maxStreams` are open is always the random wait: streams end at no rate the gate knows.
+ */
+export function createGate(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`managed-eventsource/server: createGate takes an options object, not ${describe(options)}`);
+  const { ratePerSec, pace = false, now = Date.now, random = Math.random } = options;
+  finite('ratePerSec', ratePerSec, 0);
+  if (ratePerSec === 0) throw new RangeError('managed-eventsource/server: ratePerSec must be above 0 (a gate that admits no one); to admit everyone, do not use a gate');
+  const burst = finite('burst', options.burst ?? Math.max(1, ratePerSec), 1);
+  const maxStreams = options.maxStreams === undefined ? Infinity : range('maxStreams', options.maxStreams, 1);
+  if (maxStreams !== Infinity && !Number.isInteger(maxStreams)) throw new RangeError(`managed-eventsource/server: maxStreams must be a whole number, not ${maxStreams}`);
+  if (typeof pace !== 'boolean') throw new TypeError(`managed-eventsource/server: pace must be true or false, not ${describe(pace)}`);
+  const spreadMs = wait('spreadMs', options.spreadMs ?? (pace ? 500 : 20_000));
+  const minWaitMs = wait('minWaitMs', options.minWaitMs ?? 5_000);
+  if (typeof now !== 'function') throw new TypeError(`managed-eventsource/server: now must be a function returning milliseconds, not ${describe(now)}`);
+  if (typeof random !== 'function') throw new TypeError(`managed-eventsource/server: random must be a function like Math.random, not ${describe(random)}`);
+
+  const gap = 1000 / ratePerSec; // milliseconds between two places in line
+  let tokens = burst;
+  let last = now();
+  let open = 0;
+  let nextSlot = -Infinity; // when the next client turned away may come back (paced)
+  let closedUntil = -Infinity; // pause(): nobody before this
+
+  const clock = () => {
+    const t = now();
+    if (typeof t !== 'number' || !Number.isFinite(t)) throw new TypeError(`managed-eventsource/server: now() returned ${describe(t)}, not a finite number of milliseconds`);
+    return t;
+  };
+
+  function refill(t) {
+    if (t > last) {
+      tokens = Math.min(burst, tokens + ((t - last) / 1000) * ratePerSec);
+      last = t;
+    }
+  }
+
+  /** How long a client turned away at `t` waits: paced, until its place in line, the moment the bucket
+   * will hold a token for it (or the pause ends) with every earlier place served 1/rate apart. */
+  function retryMs(t, paced) {
+    if (!paced) return Math.round(Math.max(minWaitMs, closedUntil - t) + random() * spreadMs);
+    const ready = t < closedUntil ? closedUntil : t + Math.max(0, 1 - tokens) * gap;
+    const at = Math.max(nextSlot, ready);
+    nextSlot = at + gap;
+    return Math.round(at - t + random() * spreadMs);
+  }
+
+  function release() {
+    open--;
+  }
+
+  return {
+    admit() {
+      const t = clock();
+      refill(t);
+      // A full stream budget frees at no rate the gate knows: that refusal is a random wait, paced or not.
+      if (open >= maxStreams && t >= closedUntil) return { ok: false, retryMs: retryMs(t, false) };
+      if (t < closedUntil || tokens < 1) return { ok: false, retryMs: retryMs(t, pace) };
+      tokens -= 1;
+      open++;
+      let held = true;
+      return {
+        ok: true,
+        release() {
+          if (held) {
+            held = false;
+            release();
+          }
+        },
+      };
+    },
+    /** Admits nobody until `untilMs` on the gate's clock (a restart, an incident); with `pace`, the clients
+     * turned away meanwhile are given places in line from then, so the first seconds after are not a spike. */
+    pause(untilMs) {
+      closedUntil = finite('untilMs', untilMs, -Infinity);
+    },
+    /** Streams admitted and not yet released. */
+    get open() {
+      return open;
+    },
+    /** Whole tokens in the bucket now. */
+    get tokens() {
+      refill(clock());
+      return Math.floor(tokens);
+    },
+  };
+}
+
+/** The soft rejection's body: `retry:`, the hint event when asked for, and a comment. */
+function rejection(retryMs, options = {}) {
+  const ms = wait('retryMs', retryMs);
+  if (options === null || typeof options !== 'object') throw new TypeError(`managed-eventsource/server: the options must be an object, not ${describe(options)}`);
+  const hint = options.hintEvent === undefined ? '' : `event: ${eventName('hintEvent', options.hintEvent)}\ndata: ${ms}\n`;
+  return `retry: ${ms}\n${hint}\n: come back in ${ms} ms\n\n`;
+}
+
+const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' };
+
+/**
+ * Seed 001, step 2, for node:http and Express: answers 200 with an event stream that says `retry:
+ * retryMs` (and, with `hintEvent`, dispatches that event with the wait as its data, for clients that
+ * cannot read `retry:`, such as ours: `retryHintEvent`), then ends it. Every SSE client reconnects after
+ * an ended 200 stream; a 503 would end a native EventSource for good.
+ */
+export function reject(res, retryMs, options) {
+  if (!res || typeof res.writeHead !== 'function' || typeof res.end !== 'function') throw new TypeError(`managed-eventsource/server: reject takes a node:http ServerResponse (or Express response), not ${describe(res)}`);
+  const body = rejection(retryMs, options);
+  if (res.headersSent) throw new Error('managed-eventsource/server: reject: the response has already sent its headers; reject before writing');
+  res.writeHead(200, HEADERS);
+  res.end(body);
+}
+
+/** The same soft rejection as a Web `Response` (Next.js route handlers, Hono, Deno, Bun, Workers). */
+export function rejectResponse(retryMs, options) {
+  return new Response(rejection(retryMs, options), { status: 200, headers: HEADERS });
+}
+
+/** Seed 001, step 1: a `retry:` line of `baseMs` plus up to `spreadMs`, different for every stream so that
+ * clients dropped together do not come back together. Send it as a stream's first line. */
+export function retryField(baseMs, spreadMs = 0, random = Math.random) {
+  const base = wait('baseMs', baseMs);
+  const spread = wait('spreadMs', spreadMs);
+  return `retry: ${base + Math.floor(random() * spread)}\n`;
+}
+
+/** A comment line, which every client ignores and which keeps proxies and stall watchdogs from closing an
+ * idle stream (our fetch transport counts it; for `EventSource` send an event and `heartbeatEvent`). */
+export function heartbeat(text = '') {
+  if (typeof text !== 'string' || /[\r\n]/.test(text)) throw new TypeError(`managed-eventsource/server: heartbeat text must be a string with no line break, not ${describe(text)}`);
+  return text ? `: ${text}\n\n` : ':\n\n';
+}
+
+/**
+ * Seed 001, step 5: raises the wait of every open stream during an incident. Each stream is sent `retry:`
+ * of `ms` plus up to `spreadMs` (by default `ms` again, as the seed does), which takes effect at its next
+ * reconnect. A stream is anything with `write(string)` (node:http, Express, a text writer) or `enqueue`
+ * (a `ReadableStream` controller, which is sent bytes). Streams that have ended are skipped. Returns how
+ * many were written to.
+ */
+export function broadcastRetry(streams, ms, { spreadMs = ms, random = Math.random } = {}) {
+  if (streams == null || typeof streams[Symbol.iterator] !== 'function') throw new TypeError(`managed-eventsource/server: broadcastRetry takes an iterable of streams, not ${describe(streams)}`);
+  const base = wait('ms', ms);
+  const spread = wait('spreadMs', spreadMs);
+  let n = 0;
+  for (const s of streams) {
+    if (s?.writableEnded || s?.destroyed) continue;
+    const line = `retry: ${base + Math.floor(random() * spread)}\n\n`;
+    if (typeof s?.write === 'function') s.write(line);
+    else if (typeof s?.enqueue === 'function') s.enqueue(ENCODER.encode(line));
+    else throw new TypeError(`managed-eventsource/server: broadcastRetry: a stream has neither write() nor enqueue(): ${describe(s)}`);
+    n++;
+  }
+  return n;
+}

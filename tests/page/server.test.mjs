@@ -1,0 +1,132 @@
+// Issue 27: managed-eventsource/server as a team would use it. A node:http server on 127.0.0.1 admits
+// streams through the shipped gate (pkg/server.js), which starts full, so every client's first attempt is
+// soft-rejected with its place in line. A native EventSource and a ManagedEventSource in one page, in
+// Chromium, Firefox and WebKit, must come back on their own after the wait (judged at the server: never before
+// it), be admitted, and receive the stream's event, with no reload.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { createReadStream, existsSync } from 'node:fs';
+import { dirname, join, normalize } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { launch } from './browser.mjs';
+import { firefox, haveFirefox, webkit, haveWebKit } from './webdriver.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { createGate, reject, retryField } = await import(join(root, 'pkg', 'server.js'));
+
+const RATE = 2; // places in line 500 ms apart
+let server, url, chromium;
+/** Per client name: what the server did with each attempt, and when. */
+const seen = new Map();
+const gates = new Map();
+
+function gateFor(name) {
+  if (!gates.has(name)) {
+    const gate = createGate({ ratePerSec: RATE, burst: 1, pace: true, spreadMs: 200 });
+    gate.admit(); // a full server: the next client waits its turn
+    gates.set(name, gate);
+    seen.set(name, []);
+  }
+  return gates.get(name);
+}
+
+before(async () => {
+  server = http.createServer((req, res) => {
+    const u = new URL(req.url, 'http://x');
+    if (u.pathname === '/stream') {
+      const name = u.searchParams.get('c');
+      const a = gateFor(name).admit();
+      const log = seen.get(name);
+      if (!a.ok) {
+        log.push({ at: Date.now(), refused: a.retryMs });
+        return reject(res, a.retryMs, { hintEvent: 'retry-hint' });
+      }
+      log.push({ at: Date.now(), admitted: true });
+      res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store' });
+      res.write(`${retryField(60_000)}id: 1\ndata: welcome ${name}\n\n`);
+      res.on('close', a.release);
+      return;
+    }
+    if (u.pathname === '/') {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      return res.end('<!doctype html><meta charset="utf-8"><title>gate</title>');
+    }
+    const file = normalize(join(root, u.pathname));
+    if (!file.startsWith(join(root, 'pkg') + '/') || !existsSync(file)) {
+      res.writeHead(404);
+      return res.end();
+    }
+    res.writeHead(200, { 'Content-Type': 'text/javascript' });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${server.address().port}`;
+  chromium = await launch();
+});
+after(async () => {
+  await chromium?.close();
+  server?.closeAllConnections();
+  await new Promise((r) => server?.close(r));
+});
+
+/** The page: both clients, recording what reaches them and whether the page ever loaded again. */
+const script = (engine) => `
+  window.__r = { native: [], ours: [], statuses: [], loads: (sessionStorage.loads = (Number(sessionStorage.loads) || 0) + 1) };
+  const native = new EventSource('/stream?c=${engine}-native');
+  native.onmessage = (e) => window.__r.native.push(e.data);
+  import('/pkg/index.js').then(({ ManagedEventSource }) => {
+    const ours = new ManagedEventSource('/stream?c=${engine}-ours', { retryHintEvent: 'retry-hint', baseMs: 50, maxMs: 100 });
+    ours.onmessage = (e) => window.__r.ours.push(e.data);
+    ours.onstatus = (s) => window.__r.statuses.push(s);
+  });
+  'started'`;
+const read = 'JSON.stringify(window.__r)';
+
+async function check(engine, evaluate) {
+  await evaluate(script(engine));
+  let r;
+  for (let i = 0; i < 200; i++) {
+    r = JSON.parse(await evaluate(read));
+    if (r.native.length && r.ours.length) break;
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+  assert.deepEqual(r.native, [`welcome ${engine}-native`], 'native EventSource came back and was admitted');
+  assert.deepEqual(r.ours, [`welcome ${engine}-ours`], 'ManagedEventSource came back and was admitted');
+  assert.equal(r.loads, 1, 'no reload');
+  assert.ok(r.statuses.includes('reconnecting') && r.statuses.at(-1) === 'open', `ours: ${r.statuses}`);
+  for (const who of ['native', 'ours']) {
+    const log = seen.get(`${engine}-${who}`);
+    assert.equal(log.length, 2, `${who}: one refusal, then admitted: ${JSON.stringify(log)}`);
+    assert.ok(log[0].refused >= 1, `${who} was told to wait`);
+    assert.ok(log[1].admitted, `${who} admitted on its return`);
+    // The client honoured the wait: it did not come back before the time the gate gave it (10 ms for
+    // clocks; a browser may add its own delay, never take any off).
+    assert.ok(log[1].at - log[0].at >= log[0].refused - 10, `${who} waited ${log[1].at - log[0].at} ms of ${log[0].refused}`);
+  }
+}
+
+test('Chromium: native EventSource and ManagedEventSource come back on their own after a soft rejection', async () => {
+  const page = await chromium.newPage();
+  try {
+    await page.goto(`${url}/`);
+    await check('chromium', (s) => page.evaluate(s));
+  } finally {
+    await page.close();
+  }
+});
+
+for (const [engine, start, have] of [
+  ['firefox', firefox, haveFirefox],
+  ['webkit', webkit, haveWebKit],
+]) {
+  test(`${engine}: the same`, { skip: !have() && `no ${engine}` }, async () => {
+    const b = await start();
+    try {
+      await b.goto(`${url}/`);
+      await check(engine, (s) => b.run('return eval(arguments[0])', s));
+    } finally {
+      await b.close();
+    }
+  });
+}
