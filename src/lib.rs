@@ -12,6 +12,7 @@
 //! | [`ladder`] | the backoff ladder: strategies, caps, attempts; randomness passed in |
 //! | [`machine`] | the reconnect state machine, sans-IO: inputs in, commands out |
 //! | [`options`] | the options model, its defaults and its validation |
+//! | [`parse`] | the event-stream parser for the fetch transport, sans-IO: bytes in, events out |
 //! | [`resume`] | how long the last event id is in a reconnect URL (the JavaScript half writes the URL) |
 //! | [`socket`] | WebSocket policy: which closes reconnect, the queue of messages sent while disconnected |
 //! | [`storm`] | a population simulator that runs the same ladder for many clients |
@@ -73,6 +74,7 @@ pub mod boundary;
 pub mod ladder;
 pub mod machine;
 pub mod options;
+pub mod parse;
 pub mod resume;
 pub mod socket;
 pub mod storm;
