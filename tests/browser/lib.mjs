@@ -118,3 +118,6 @@ export async function run(suite) {
   window.__results = out;
   return out;
 }
+
+/** Whether this page runs in WebKit (Safari, WebKitGTK), for the few places the engines differ. */
+export const WEBKIT = /AppleWebKit/.test(navigator.userAgent) && !/Chrome|Firefox/.test(navigator.userAgent);

@@ -3,7 +3,7 @@
 // with no argument, in every engine the suites run in.
 import { ManagedEventSource } from '/pkg/index.js';
 import { ManagedWebSocket } from '/pkg/websocket.js';
-import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch } from './lib.mjs';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, WEBKIT } from './lib.mjs';
 
 const visibility = (state) => {
   Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
@@ -112,21 +112,44 @@ test('connectTimeoutMs ends a stream stuck connecting (the server accepts and se
 
 test('reconnectNow() twenty times from inside onmessage: never two streams at the server', async () => {
   await plan('rn20', '', 'stream');
-  const es = new ManagedEventSource(url('rn20'), { baseMs: 20 });
-  let n = 0;
-  es.onmessage = () => {
-    if (n < 20) {
-      n++;
-      es.reconnectNow();
+  // Every EventSource the client makes, through the global it constructs them with: when each is made,
+  // how many earlier ones had not been closed (readyState 2) yet.
+  const Native = globalThis.EventSource;
+  let made = [], mostLive = 0;
+  globalThis.EventSource = class extends Native {
+    constructor(...args) {
+      super(...args);
+      made.push(this);
+      mostLive = Math.max(mostLive, made.filter((x) => x.readyState !== 2).length);
     }
   };
-  ok(await until(15000, () => n === 20 && es.status === 'open'));
-  await sleep(300);
-  es.close();
+  let es;
+  try {
+    es = new ManagedEventSource(url('rn20'), { baseMs: 20 });
+    let n = 0;
+    es.onmessage = () => {
+      if (n < 20) {
+        n++;
+        es.reconnectNow();
+      }
+    };
+    ok(await until(15000, () => n === 20 && es.status === 'open'));
+    await sleep(300);
+  } finally {
+    es?.close();
+    globalThis.EventSource = Native;
+  }
   const l = await log('rn20');
   eq(l.attempts.length, 21);
+  eq(made.length, 21);
+  // What the library controls: each connection is closed before the next is made.
+  eq(mostLive, 1, 'an earlier EventSource still open when the next was made');
   figure('the most streams open at once at the server, after 20 reconnectNow() from onmessage', l.maxOpen);
-  eq(l.maxOpen, 1, 'never two at once');
+  // What the engine does with a closed one: Chromium and Firefox drop its connection before the next
+  // request leaves; WebKit's network process drops it asynchronously, so the server may see the new
+  // request first (two at once for a moment, though the page had closed the first).
+  if (WEBKIT) ok(l.maxOpen <= 2, `at most the closed one and the new one: ${l.maxOpen}`);
+  else eq(l.maxOpen, 1, 'never two at once');
 });
 
 test('the constructors with no argument throw a TypeError, as EventSource and WebSocket do', () => {

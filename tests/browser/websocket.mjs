@@ -1,11 +1,10 @@
 // Issue 13: ManagedWebSocket, the same ladder and machine over a WebSocket (seed 002), against a real
 // WebSocket server (the `ws` package) on the test server's port.
 import { ManagedWebSocket } from '/pkg/websocket.js';
-import { test, figure, until, sleep, ok, eq, throws, plan, log } from './lib.mjs';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, WEBKIT } from './lib.mjs';
 
 const wsUrl = (c) => `${location.origin.replace(/^http/, 'ws')}/ws?c=${encodeURIComponent(c)}`;
 /** WebKit hands the page a server's clean close with 1012 as an unclean 1006 (measured in WebKitGTK 2.50). */
-const WEBKIT = /AppleWebKit/.test(navigator.userAgent) && !/Chrome|Firefox/.test(navigator.userAgent);
 const fast = { jitter: 'none', baseMs: 50, maxMs: 200 };
 
 function watchSocket(ws) {

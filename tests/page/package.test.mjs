@@ -205,7 +205,7 @@ es.onmessage = (e) => { if (e.lastEventId === '2') { es.close(); console.log(JSO
 test('managed-eventsource/server: import and require from the tarball, a gate and a Web Response', async () => {
   const dir = scratch('server');
   const script = `
-const gate = createGate({ ratePerSec: 5, burst: 2, pace: true, spreadMs: 0 });
+const gate = createGate({ ratePerSec: 5, burst: 2, pace: true, spreadMs: 0, now: () => 0 });
 const decisions = [gate.admit(), gate.admit(), gate.admit()].map((a) => a.ok || a.retryMs);
 rejectResponse(1500, { hintEvent: 'retry-hint' }).text().then((body) => console.log(JSON.stringify({ decisions, body })));
 `;
