@@ -5,14 +5,9 @@
 // connections), the page loads afresh and the test says so rather than pretending.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { createReadStream, existsSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { launch } from './browser.mjs';
+import { launch, pageServer } from './browser.mjs';
 import { firefox, haveFirefox, webkit, haveWebKit } from './webdriver.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 let server, url, chromium;
 const attempts = new Map(); // client -> [{ at, from }]
 
@@ -27,8 +22,7 @@ const page = (c) => `<!doctype html><meta charset="utf-8"><title>a</title><scrip
 </script>`;
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    const u = new URL(req.url, 'http://x');
+  server = await pageServer((req, res, u) => {
     if (u.pathname === '/stream') {
       const c = u.searchParams.get('c');
       const from = Number(u.searchParams.get('lastEventId') ?? 0);
@@ -50,19 +44,14 @@ before(async () => {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       return res.end('<!doctype html><title>b</title><p>elsewhere');
     }
-    const file = normalize(join(root, u.pathname));
-    if (!file.startsWith(join(root, 'pkg') + '/') || !existsSync(file)) return res.writeHead(404).end();
-    res.writeHead(200, { 'Content-Type': 'text/javascript' });
-    createReadStream(file).pipe(res);
+    return false;
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${server.address().port}`;
+  url = server.url;
   chromium = await launch();
 });
 after(async () => {
   await chromium?.close();
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
+  await server?.close();
 });
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

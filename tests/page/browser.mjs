@@ -3,8 +3,9 @@
 import { before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { createReadStream, existsSync, mkdirSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const artifacts = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'artifacts');
@@ -58,4 +59,29 @@ export function setUp({ dev, sse = false } = {}) {
     await ctx.sse?.close();
   });
   return ctx;
+}
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Starts a server on 127.0.0.1 for a page test: `handle(req, res, url)` answers what it knows and returns
+ * false for the rest, which is a file of the built package under /pkg/ or a 404. Resolves to { url, close }.
+ */
+export async function pageServer(handle) {
+  const server = http.createServer((req, res) => {
+    const u = new URL(req.url, 'http://x');
+    if (handle(req, res, u) !== false) return;
+    const file = normalize(join(root, u.pathname));
+    if (!file.startsWith(join(root, 'pkg') + '/') || !existsSync(file)) return res.writeHead(404).end();
+    res.writeHead(200, { 'Content-Type': 'text/javascript' });
+    createReadStream(file).pipe(res);
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
 }

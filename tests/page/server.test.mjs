@@ -5,11 +5,9 @@
 // it), be admitted, and receive the stream's event, with no reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import { createReadStream, existsSync } from 'node:fs';
-import { dirname, join, normalize } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launch } from './browser.mjs';
+import { launch, pageServer } from './browser.mjs';
 import { firefox, haveFirefox, webkit, haveWebKit } from './webdriver.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -32,8 +30,7 @@ function gateFor(name) {
 }
 
 before(async () => {
-  server = http.createServer((req, res) => {
-    const u = new URL(req.url, 'http://x');
+  server = await pageServer((req, res, u) => {
     if (u.pathname === '/stream') {
       const name = u.searchParams.get('c');
       const a = gateFor(name).admit();
@@ -52,22 +49,14 @@ before(async () => {
       res.writeHead(200, { 'Content-Type': 'text/html' });
       return res.end('<!doctype html><meta charset="utf-8"><title>gate</title>');
     }
-    const file = normalize(join(root, u.pathname));
-    if (!file.startsWith(join(root, 'pkg') + '/') || !existsSync(file)) {
-      res.writeHead(404);
-      return res.end();
-    }
-    res.writeHead(200, { 'Content-Type': 'text/javascript' });
-    createReadStream(file).pipe(res);
+    return false;
   });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  url = `http://127.0.0.1:${server.address().port}`;
+  url = server.url;
   chromium = await launch();
 });
 after(async () => {
   await chromium?.close();
-  server?.closeAllConnections();
-  await new Promise((r) => server?.close(r));
+  await server?.close();
 });
 
 /** The page: both clients, recording what reaches them and whether the page ever loaded again. */
