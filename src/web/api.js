@@ -331,6 +331,8 @@ export function urlOf(link, id) {
   if (typeof u === 'function') {
     u = u();
     if (u == null) fail('the url function must return a string or a URL');
+    // Not yet awaited (the fetch transport will): a clear error rather than a request to '/[object Promise]'.
+    if (typeof u.then === 'function') fail('the url function returned a Promise; it must return a string or a URL synchronously');
     u = `${u}`;
   }
   if (id !== undefined) u = withParam(u, link.lp, id);

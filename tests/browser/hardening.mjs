@@ -165,6 +165,10 @@ test('8. errors in options reach the caller; a stream that never started reports
     }),
   );
   eq(e2.message, 'user code threw on purpose');
+  // A URL function that returns a Promise (an async token refresh) is refused by name, not requested as
+  // '/[object Promise]'.
+  const e3 = throws(() => new ManagedEventSource(async () => url('never-started')));
+  ok(e3 instanceof TypeError && /returned a Promise/.test(e3.message), String(e3));
   await sleep(200);
   eq(heard, [], 'callbacks of a stream that never started');
   eq((await log('never-started')).attempts.length, 0);
