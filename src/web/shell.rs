@@ -262,6 +262,20 @@ impl Shared {
         }
     }
 
+    /// Puts `value` in the timer slot `slot` picks. What was there is dropped (cancelled, which calls
+    /// JavaScript) after the borrow has ended.
+    fn set(&self, slot: impl FnOnce(&mut Core) -> &mut Option<Timer>, value: Option<Timer>) {
+        let old = core::mem::replace(slot(&mut self.get_mut()), value);
+        drop(old);
+    }
+
+    /// Arms a timer in the slot `slot` picks: after `ms`, the input `code`.
+    fn arm(&self, slot: impl FnOnce(&mut Core) -> &mut Option<Timer>, ms: u32, code: Code) {
+        if let Some(link) = self.link() {
+            self.set(slot, Some(Timer::new(&link, ms, code)));
+        }
+    }
+
     fn exec(&self, command: Command) {
         match command {
             Command::OpenSource { resume } => self.open(resume),
@@ -269,44 +283,21 @@ impl Shared {
                 let old = self.get_mut().connection.take();
                 drop(old);
             }
-            Command::ArmTimer { ms } => {
-                let Some(link) = self.link() else { return };
-                let timer = Timer::new(&link, ms, Code::Timer);
-                let old = self.get_mut().timer.replace(timer);
-                drop(old);
-            }
-            Command::ArmWatchdog { ms } => {
-                let Some(link) = self.link() else { return };
-                let timer = Timer::new(&link, ms, Code::Watchdog);
-                let old = self.get_mut().timer.replace(timer);
-                drop(old);
-            }
+            Command::ArmTimer { ms } => self.arm(|c| &mut c.timer, ms, Code::Timer),
+            Command::ArmWatchdog { ms } => self.arm(|c| &mut c.timer, ms, Code::Watchdog),
             Command::Probe { id } => {
                 if let Some(link) = self.link() {
-                    let probe = Timer::of(js::probe(&link, id as f64));
-                    let old = self.get_mut().probe.replace(probe);
-                    drop(old);
+                    self.set(
+                        |c| &mut c.probe,
+                        Some(Timer::of(js::probe(&link, id as f64))),
+                    );
                 }
             }
-            Command::ArmPause { ms } => {
-                let Some(link) = self.link() else { return };
-                let timer = Timer::new(&link, ms, Code::Pause);
-                let old = self.get_mut().pause.replace(timer);
-                drop(old);
-            }
-            Command::DisarmPause => {
-                let old = self.get_mut().pause.take();
-                drop(old);
-            }
-            Command::CancelProbe => {
-                let old = self.get_mut().probe.take();
-                drop(old);
-            }
+            Command::ArmPause { ms } => self.arm(|c| &mut c.pause, ms, Code::Pause),
+            Command::DisarmPause => self.set(|c| &mut c.pause, None),
+            Command::CancelProbe => self.set(|c| &mut c.probe, None),
             Command::Unauthorized { status } => self.notify(Note::Unauthorized, status as u32, 0),
-            Command::DisarmTimer => {
-                let old = self.get_mut().timer.take();
-                drop(old);
-            }
+            Command::DisarmTimer => self.set(|c| &mut c.timer, None),
             Command::Status(status) => self.notify(Note::Status, status_index(status), 0),
             Command::ReportError => self.notify(Note::Error, 0, 0),
             Command::Connected { attempt } => {
