@@ -757,16 +757,24 @@ impl<R: Random, I: EventId> Machine<R, I> {
     /// While the page is hidden, with `pause_when_hidden_ms`, arms the pause timer if it is not armed and
     /// there is something to pause.
     fn arm_pause(&mut self, out: &mut Vec<Command>) {
-        let active = matches!(
-            self.phase,
-            Phase::Connecting | Phase::Open | Phase::Waiting | Phase::Paused | Phase::Probing
-        );
-        if self.hidden && active && self.config.pause_when_hidden_ms > 0 && !self.pause_armed {
+        if self.hidden
+            && self.pausable()
+            && self.config.pause_when_hidden_ms > 0
+            && !self.pause_armed
+        {
             self.pause_armed = true;
             out.push(Command::ArmPause {
                 ms: self.config.pause_when_hidden_ms,
             });
         }
+    }
+
+    /// Whether there is something for a hidden page to pause: a source, or a wait or probe before the next.
+    fn pausable(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Connecting | Phase::Open | Phase::Waiting | Phase::Paused | Phase::Probing
+        )
     }
 
     fn disarm_pause(&mut self, out: &mut Vec<Command>) {
@@ -780,10 +788,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
     /// until it is visible again. The status says `reconnecting` (nobody sees a hidden page), and no error
     /// is reported: the server did nothing wrong.
     fn sleep(&mut self, out: &mut Vec<Command>) {
-        if !matches!(
-            self.phase,
-            Phase::Connecting | Phase::Open | Phase::Waiting | Phase::Paused | Phase::Probing
-        ) {
+        if !self.pausable() {
             return;
         }
         self.uptime_counts();
