@@ -171,6 +171,8 @@ pub struct Ladder {
     attempt: u32,
     previous_ms: f64,
     hint_ms: u32,
+    /// The server's `retry:` field (see [`Ladder::floor`]): not spent, and not reset.
+    floor_ms: u32,
 }
 
 impl Ladder {
@@ -181,6 +183,7 @@ impl Ladder {
             attempt: 0,
             previous_ms: config.base_ms,
             hint_ms: 0,
+            floor_ms: 0,
         }
     }
 
@@ -210,6 +213,14 @@ impl Ladder {
     /// ladder's own draw (so a population told the same value still spreads), and the hint is then spent.
     pub fn hint(&mut self, ms: u32) {
         self.hint_ms = self.hint_ms.max(ms);
+    }
+
+    /// The server's reconnection time (an event stream's `retry:` field) is `ms`: every later delay rests
+    /// on it, `ms` plus the ladder's own draw, until another field changes it (0 removes it). Unlike a
+    /// [`Ladder::hint`] it is not spent by one delay, and [`Ladder::reset`] keeps it, as an `EventSource`
+    /// keeps its reconnection time for as long as it lives. A pending hint larger than it wins.
+    pub fn floor(&mut self, ms: u32) {
+        self.floor_ms = ms;
     }
 
     /// The delay before the next reconnect attempt, in milliseconds, or `None` once `max_attempts` reconnect
@@ -249,7 +260,7 @@ impl Ladder {
         self.previous_ms = drawn;
         // `as` saturates and maps NaN to 0; validated configs never produce NaN.
         let delay = (drawn as u32).min(MAX_DELAY_MS);
-        let hint = core::mem::take(&mut self.hint_ms);
+        let hint = core::mem::take(&mut self.hint_ms).max(self.floor_ms);
         Some(if hint > 0 {
             hint.saturating_add(delay).min(MAX_DELAY_MS)
         } else {

@@ -136,6 +136,22 @@ pub enum Input<I = String> {
         /// The delay asked for, in ms.
         ms: u32,
     },
+    /// The server's `retry:` field asked for this reconnection time, in ms: a floor under every later
+    /// delay (see [`crate::ladder::Ladder::floor`]), capped by `max_hint_ms`. Only the fetch transport sees
+    /// the field; `EventSource` keeps it to itself.
+    RetryField {
+        /// The reconnection time asked for, in ms.
+        ms: u32,
+    },
+    /// The current attempt was answered with a status other than a stream (the fetch transport reads it
+    /// off the response, where `EventSource` would need a probe): decided as [`Input::Probed`] decides,
+    /// with the source closed and the error reported first. `None` for a 200 that is not an event stream.
+    Refused {
+        /// The response's status.
+        status: Option<u16>,
+        /// `Retry-After`, in ms from now.
+        retry_after_ms: Option<u32>,
+    },
     /// The stream has been silent for too long: treat it as dropped.
     Stalled,
     /// The user asked to reconnect now with a fresh ladder.
@@ -572,6 +588,17 @@ impl<R: Random, I: EventId> Machine<R, I> {
             Input::RetryHint { ms } => {
                 if self.phase != Phase::Idle {
                     self.ladder.hint(ms.min(self.config.max_hint_ms));
+                }
+            }
+            Input::RetryField { ms } => self.ladder.floor(ms.min(self.config.max_hint_ms)),
+            Input::Refused {
+                status,
+                retry_after_ms,
+            } => {
+                if self.source_live() {
+                    self.close_source(out);
+                    out.push(Command::ReportError);
+                    self.probed(status, retry_after_ms, out);
                 }
             }
             Input::Stalled => {

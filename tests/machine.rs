@@ -846,6 +846,98 @@ fn a_stream_the_server_ended_waits_for_reconnect_now() {
     );
 }
 
+// ---- the fetch transport: a status read off the response, and the server's retry: field ----------------
+
+fn refused(status: Option<u16>, retry_after_ms: Option<u32>) -> Input {
+    Input::Refused { status, retry_after_ms }
+}
+
+#[test]
+fn a_refused_attempt_closes_reports_and_decides_by_its_status_with_no_probe() {
+    // 204: over, as the specification means it.
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    let cmds = m.handle(refused(Some(204), None));
+    assert_eq!(cmds, [Command::CloseSource, Command::ReportError, Command::Status(Status::Closed)]);
+    assert!(m.closed());
+    // 401 and 403: wait for RetryNow.
+    for status in [401, 403] {
+        let mut m = machine(Config::default());
+        m.handle(Input::Start);
+        let cmds = m.handle(refused(Some(status), None));
+        assert!(cmds.contains(&Command::Unauthorized { status }));
+        assert!(delay_of(&cmds).is_none());
+        assert!(m.handle(Input::PageVisible).is_empty(), "only RetryNow retries");
+        assert!(m.handle(Input::RetryNow).contains(&Command::OpenSource { resume: false }));
+    }
+    // 404 and 410: give up at once, whatever maxAttempts says.
+    for status in [404, 410] {
+        let mut m = machine(Config::default());
+        m.handle(Input::Start);
+        let cmds = m.handle(refused(Some(status), None));
+        assert!(cmds.contains(&Command::GaveUp { attempts: 0 }));
+        assert_eq!(m.status(), Status::Failed);
+    }
+    // Anything else, and a 200 that is not a stream: the ladder.
+    for status in [None, Some(500), Some(502), Some(200)] {
+        let mut m = machine(Config::default());
+        m.handle(Input::Start);
+        let ms = delay_of(&m.handle(refused(status, Some(50_000)))).unwrap();
+        assert!(ms <= 1000, "Retry-After is heeded only on 429 and 503, not {status:?}");
+    }
+    // A refusal that comes when no attempt is live changes nothing.
+    let mut m = machine(Config::default());
+    m.handle(Input::Start);
+    m.handle(FAIL);
+    assert!(m.handle(refused(Some(404), None)).is_empty());
+}
+
+#[test]
+fn retry_after_on_a_refused_429_or_503_is_capped_by_max_hint_ms() {
+    for status in [429, 503] {
+        let mut m = machine(Config { max_hint_ms: 20_000, ..Config::default() });
+        m.handle(Input::Start);
+        let ms = delay_of(&m.handle(refused(Some(status), Some(5_000)))).unwrap();
+        assert!((5_000..=6_000).contains(&ms), "{ms}");
+        m.handle(Input::TimerFired);
+        let ms = delay_of(&m.handle(refused(Some(status), Some(900_000)))).unwrap();
+        assert!((20_000..=22_000).contains(&ms), "capped at maxHintMs: {ms}");
+    }
+}
+
+#[test]
+fn the_retry_field_is_a_floor_under_every_later_delay_until_changed() {
+    let mut m = machine(Config { max_hint_ms: 10_000, ..Config::default() });
+    m.handle(Input::Start);
+    m.handle(Input::Opened);
+    assert!(m.handle(Input::RetryField { ms: 3_000 }).is_empty());
+    // It outlives an open (which resets the ladder) and more than one delay, unlike a hint.
+    for _ in 0..3 {
+        let ms = delay_of(&m.handle(FAIL)).unwrap();
+        assert!((3_000..=4_000).contains(&ms), "{ms}");
+        m.handle(Input::TimerFired);
+        m.handle(Input::Opened);
+    }
+    // Still spread above the floor: the jitter draw rides on it.
+    let delays: std::collections::BTreeSet<u32> = (0..20)
+        .map(|_| {
+            let ms = delay_of(&m.handle(FAIL)).unwrap();
+            m.handle(Input::TimerFired);
+            m.handle(Input::Opened);
+            ms
+        })
+        .collect();
+    assert!(delays.len() > 10, "{delays:?}");
+    // Capped by maxHintMs, and 0 removes it.
+    m.handle(Input::RetryField { ms: 10_000_000 });
+    let ms = delay_of(&m.handle(FAIL)).unwrap();
+    assert!((10_000..=11_000).contains(&ms), "{ms}");
+    m.handle(Input::TimerFired);
+    m.handle(Input::Opened);
+    m.handle(Input::RetryField { ms: 0 });
+    assert!(delay_of(&m.handle(FAIL)).unwrap() <= 1_000);
+}
+
 // ---- property tests -------------------------------------------------------------------------------------
 
 fn input() -> impl Strategy<Value = Input> {
@@ -864,6 +956,9 @@ fn input() -> impl Strategy<Value = Input> {
         2 => any::<bool>().prop_map(|active| Input::WatchdogFired { active }),
         2 => (0u32..4, prop_oneof![Just(None), Just(Some(200u16)), Just(Some(204)), Just(Some(401)), Just(Some(403)), Just(Some(404)), Just(Some(410)), Just(Some(429)), Just(Some(503)), Just(Some(500))], prop::option::of(0u32..1_000_000))
             .prop_map(|(id, status, retry_after_ms)| Input::Probed { id, status, retry_after_ms }),
+        2 => (prop_oneof![Just(None), Just(Some(204u16)), Just(Some(401)), Just(Some(404)), Just(Some(410)), Just(Some(429)), Just(Some(503)), Just(Some(500))], prop::option::of(0u32..1_000_000))
+            .prop_map(|(status, retry_after_ms)| Input::Refused { status, retry_after_ms }),
+        1 => prop_oneof![Just(0u32), 0u32..100_000].prop_map(|ms| Input::RetryField { ms }),
         1 => Just(Input::RetryNow),
         1 => Just(Input::Ended),
         1 => Just(Input::Close),
@@ -940,7 +1035,7 @@ fn was_live_before_open(input: &Input, was_live: bool) -> bool {
     !was_live
         || !matches!(
             input,
-            Input::Failed { .. } | Input::Stalled | Input::WatchdogFired { .. }
+            Input::Failed { .. } | Input::Refused { .. } | Input::Stalled | Input::WatchdogFired { .. }
         )
 }
 
@@ -1003,7 +1098,9 @@ proptest! {
             }
             match &input {
                 Input::RetryHint { ms } => max_hint = max_hint.max((*ms).min(config.max_hint_ms)),
-                Input::Probed { status: Some(429 | 503), retry_after_ms: Some(ms), .. } => {
+                Input::Probed { status: Some(429 | 503), retry_after_ms: Some(ms), .. }
+                | Input::Refused { status: Some(429 | 503), retry_after_ms: Some(ms) }
+                | Input::RetryField { ms } => {
                     max_hint = max_hint.max((*ms).min(config.max_hint_ms));
                 }
                 Input::Seen { first, last } if was_live => {
@@ -1064,9 +1161,9 @@ proptest! {
                     Command::DisarmPause => { prop_assert_eq!(shell.pauses, 1); shell.pauses -= 1; }
                     Command::GaveUp { attempts } => {
                         gave_up = true;
-                        if matches!(input, Input::Probed { status: Some(404 | 410), .. }) {
+                        if matches!(input, Input::Probed { status: Some(404 | 410), .. } | Input::Refused { status: Some(404 | 410), .. }) {
                             stopped = true;
-                        } else if config.mode == Reconnect::Backoff && !matches!(input, Input::Probed { .. }) {
+                        } else if config.mode == Reconnect::Backoff && !matches!(input, Input::Probed { .. } | Input::Refused { .. }) {
                             prop_assert_eq!(Some(*attempts), config.ladder.max_attempts);
                         }
                     }
