@@ -86,7 +86,7 @@ async function bundle(entry, out, format, args = []) {
  * One module: the crate built with `features`, its wasm inlined, bundled into `pkg/<name>.js` (ES module)
  * and `pkg/<name>.cjs`, exporting what `entry` (given the glue and snippet paths) exports.
  */
-async function buildModule({ name, features, entry }) {
+async function buildModule({ name, features, entry, keep = [] }) {
   const work = join(workRoot, name);
   say(`cargo build --release --target wasm32-unknown-unknown --features ${features}`);
   run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--features', features]);
@@ -96,7 +96,7 @@ async function buildModule({ name, features, entry }) {
 
   const wasmPath = join(work, 'managed_eventsource_bg.wasm');
   const gluePath = join(work, 'managed_eventsource.js');
-  const named = minifyNames(readFileSync(wasmPath), diet(readFileSync(gluePath, 'utf8')));
+  const named = minifyNames(readFileSync(wasmPath), diet(readFileSync(gluePath, 'utf8'), keep));
   writeFileSync(wasmPath, named.wasm);
   writeFileSync(gluePath, named.glue);
   say(`shortened the wasm's import and export names: ${named.saved} bytes of wasm`);
@@ -173,6 +173,15 @@ export { ManagedEventSource, createManagedStream } from '${s}/api.js';
 export { ManagedWebSocket } from '${s}/socket.js';
 define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
   });
+  await buildModule({
+    name: 'fetch',
+    features: 'small,fetch',
+    keep: ["Safari's decoder renewal"],
+    entry: (s) => `import { define } from '${s}/api.js';
+import { fetchOptions } from '${s}/fetch.js';
+export { ManagedEventSource, createManagedStream } from '${s}/api.js';
+define({ ...glue, shell: (...args) => (init(), glue.shell(...args)), fetch: (link, o) => fetchOptions(link, o, glue.chunk) });`,
+  });
   writeFileSync(
     join(main, 'global.js'),
     `import { ManagedEventSource, createManagedStream } from './entry.js';
@@ -182,7 +191,7 @@ export const ready = Promise.resolve({ ManagedEventSource, createManagedStream }
 `,
   );
   await bundle(join(main, 'global.js'), join(pkg, 'managed-eventsource.global.js'), 'iife', ['--global-name=managedEventSource']);
-  for (const f of ['index.js', 'index.cjs', 'websocket.js', 'websocket.cjs', 'managed-eventsource.global.js']) {
+  for (const f of ['index.js', 'index.cjs', 'websocket.js', 'websocket.cjs', 'fetch.js', 'fetch.cjs', 'managed-eventsource.global.js']) {
     const b = readFileSync(join(pkg, f));
     say(`pkg/${f}: ${b.length} bytes, gzip ${gz(b)}`);
   }
@@ -198,6 +207,9 @@ function buildManifest() {
   const socketTypes = readFileSync(join(root, 'src', 'web', 'websocket.d.ts'), 'utf8');
   writeFileSync(join(pkg, 'websocket.d.ts'), socketTypes);
   writeFileSync(join(pkg, 'websocket.d.cts'), socketTypes.replaceAll("'./index.js'", "'./index.cjs'"));
+  const fetchTypes = readFileSync(join(root, 'src', 'web', 'fetch.d.ts'), 'utf8');
+  writeFileSync(join(pkg, 'fetch.d.ts'), fetchTypes);
+  writeFileSync(join(pkg, 'fetch.d.cts'), fetchTypes.replaceAll("'./index.js'", "'./index.cjs'"));
   for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
   // managed-eventsource/server ships as written (readable, no wasm), with a CommonJS copy.
   copyFileSync(join(root, 'src', 'server', 'index.js'), join(pkg, 'server.js'));
@@ -230,6 +242,10 @@ function buildManifest() {
         import: { types: './websocket.d.ts', default: './websocket.js' },
         require: { types: './websocket.d.cts', default: './websocket.cjs' },
       },
+      './fetch': {
+        import: { types: './fetch.d.ts', default: './fetch.js' },
+        require: { types: './fetch.d.cts', default: './fetch.cjs' },
+      },
       './server': {
         import: { types: './server.d.ts', default: './server.js' },
         require: { types: './server.d.cts', default: './server.cjs' },
@@ -237,7 +253,7 @@ function buildManifest() {
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,

@@ -25,7 +25,8 @@ export const CUTS = [
   { name: 'encodeInto stand-in', re: /\nif \(!\('encodeInto' in cachedTextEncoder\)\) \{[\s\S]*?\n\}\n/, by: '\n', when: (g) => g.includes('function passStringToWasm0') },
   // initSync is always called with `{ module }`.
   { name: 'deprecated initSync arguments', re: /\n {4}if \(module !== undefined\) \{[\s\S]*?console\.warn[\s\S]*?\n {4}\}\n/, by: '\n    ({ module } = module);\n' },
-  // Wasm hands JavaScript a few short strings (an option error's words), never 2 GB of them.
+  // Wasm hands JavaScript a few short strings (an option error's words), never 2 GB of them. Not so the
+  // fetch transport's module, which hands it every event: it keeps the renewal (see `diet`'s `keep`).
   {
     name: "Safari's decoder renewal",
     re: /\nconst MAX_SAFARI_DECODE_BYTES = \d+;\nlet numBytesDecoded = 0;\nfunction decodeText\(bytes\) \{[\s\S]*?\n\}\n/,
@@ -33,10 +34,10 @@ export const CUTS = [
   },
 ];
 
-/** Removes from the glue what the package never calls (see CUTS). */
-export function diet(glue) {
+/** Removes from the glue what the package never calls (see CUTS), but for the cuts named in `keep`. */
+export function diet(glue, keep = []) {
   for (const { name, re, by, when } of CUTS) {
-    if (when && !when(glue)) continue;
+    if ((when && !when(glue)) || keep.includes(name)) continue;
     if (!re.test(glue)) throw changed(`glue diet, cut '${name}'`, `match for ${re}`);
     glue = glue.replace(re, by);
   }

@@ -71,6 +71,9 @@ codes! {
         /// A probe's answer: `a` the probe's number, `b` its status (0: it failed), `c` its `Retry-After` in
         /// ms (negative: none).
         Probed = "PROBED",
+        /// The fetch transport's attempt was answered with something other than a stream: `a` its status
+        /// (0: a 200 that is not an event stream), `b` its `Retry-After` in ms (negative: none).
+        Refused = "REFUSED",
         /// A socket closed: `a` its code, `b` 1 when it closed with a handshake.
         SocketClosed = "SOCKET_CLOSED",
         /// A socket's `send` while disconnected, with `a` messages queued already: may one more wait? The

@@ -19,7 +19,7 @@ import {
   I_STATUS, I_READY_STATE, I_ATTEMPT, I_LIVE, I_CLOSED,
   N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH,
   STATUSES, S_OPEN, S_CLOSED, OPTIONS, O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT,
-  O_HEARTBEAT_EVENT, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_RESUME_FROM, V_START, V_COUNT,
+  O_HEARTBEAT_EVENT, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_RESUME_FROM, V_START, V_COUNT, V_TRANSPORT,
 } from './boundary.js';
 
 /** What the shell (or a shared instance's stand-in for it) answers to question `code` (`I_STATUS` and on). */
@@ -185,7 +185,7 @@ function relay(c, type) {
 }
 
 /** A server's event of `type` for the listeners `list`; `hint` when it is the retry-hint event. */
-function arrived(c, type, e, list, hint) {
+export function arrived(c, type, e, list, hint) {
   const link = c.link;
   c.last = e;
   c.first ??= e;
@@ -643,17 +643,26 @@ export function own(link, values) {
   return { p, input: (code, a, b, c) => hooks.input(p, code, a, b, c), lastEventId: () => hooks.lastEventId(p) };
 }
 
+/** The options of the fetch transport, which api.js reads only to refuse them without it (fetch.js reads them). */
+const FETCH = ['transport', 'headers', 'method', 'body', 'fetch'];
+
 /** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
 function start(me, url, options, st) {
-  if (typeof EventSource !== 'function') {
+  const { o, values } = readOptions(options, 1, ['until', 'share', ...FETCH]);
+  const t = o.transport ?? 'eventsource';
+  if (t !== 'eventsource' && t !== 'fetch') fail("option transport must be 'eventsource' or 'fetch'");
+  if (t === 'fetch' && !hooks.fetch) fail("option transport 'fetch' is in the package's fetch entry: import from 'managed-eventsource/fetch'");
+  for (const k of FETCH) {
+    if (t !== 'fetch' && k !== 'transport' && o[k] != null) fail(`option ${k} needs transport: 'fetch' (an EventSource sends no headers and no body)`);
+  }
+  if (t !== 'fetch' && typeof EventSource !== 'function') {
     fail(
-      'this runtime has no EventSource. In Node, install the eventsource package and set it first: ' +
+      "this runtime has no EventSource: pass transport: 'fetch' (managed-eventsource/fetch), or in Node install the eventsource package and set it first: " +
         "import { EventSource } from 'eventsource'; globalThis.EventSource = EventSource;",
     );
   }
   // ToString, as the EventSource constructor converts its argument (a Symbol throws a TypeError).
   if (typeof url !== 'function') url = `${url}`;
-  const { o, values } = readOptions(options, 1, ['until', 'share']);
   const until = o.until;
   if (until != null && typeof until !== 'function') fail('option until must be a function');
   const share = o.share;
@@ -669,6 +678,10 @@ function start(me, url, options, st) {
   link.hint = values[O_RETRY_HINT_EVENT];
   link.beat = values[O_HEARTBEAT_EVENT];
   link.pu = values[V_PROBE_URL];
+  if (t === 'fetch') {
+    hooks.fetch(link, o);
+    values[V_TRANSPORT] = 2;
+  }
   for (const [type, f] of st?.events ?? EMPTY) add(link, type, f);
   if (st?.onMessage) add(link, 'message', st.onMessage);
   values[V_START] = 1;

@@ -16,14 +16,15 @@ export const I_RETRY_NOW = 10;
 export const I_CLOSE = 11;
 export const I_WATCHDOG = 12;
 export const I_PROBED = 13;
-export const I_SOCKET_CLOSED = 14;
-export const I_ENQUEUE = 15;
-export const I_STATUS = 16;
-export const I_READY_STATE = 17;
-export const I_ATTEMPT = 18;
-export const I_LIVE = 19;
-export const I_CLOSED = 20;
-export const I_FIRST_QUESTION = 16;
+export const I_REFUSED = 14;
+export const I_SOCKET_CLOSED = 15;
+export const I_ENQUEUE = 16;
+export const I_STATUS = 17;
+export const I_READY_STATE = 18;
+export const I_ATTEMPT = 19;
+export const I_LIVE = 20;
+export const I_CLOSED = 21;
+export const I_FIRST_QUESTION = 17;
 
 // What the shell tells notify(link, note, a, b).
 export const N_STATUS = 0;

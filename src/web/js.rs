@@ -85,6 +85,9 @@ pub(crate) enum Source {
     Events(EventSource),
     #[cfg(feature = "websocket")]
     Socket(web_sys::WebSocket),
+    /// A fetch and its reader (the record holds them), and the parser of its bytes.
+    #[cfg(feature = "fetch")]
+    Fetch(super::fetch::Stream),
 }
 
 /// A live source and our listeners on it: dropping it removes them and closes the source.
@@ -97,13 +100,19 @@ impl Drop for Connection {
     fn drop(&mut self) {
         // For a socket the user closed with `close(code, reason)`, `detach` closes it with those (the
         // JavaScript half keeps both; no string is copied into wasm), and `close()` then does nothing.
-        detach(&self.record);
         match &self.source {
-            Source::Events(es) => es.close(),
+            Source::Events(es) => {
+                detach(&self.record);
+                es.close()
+            }
             #[cfg(feature = "websocket")]
             Source::Socket(ws) => {
+                detach(&self.record);
                 let _ = ws.close();
             }
+            // Aborts the fetch and cancels the reader: nothing of it acts later.
+            #[cfg(feature = "fetch")]
+            Source::Fetch(_) => super::fetch::stop(&self.record),
         }
     }
 }

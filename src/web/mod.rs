@@ -10,6 +10,8 @@
 //! [`Handle`]: a number that names a slot of a table, so that a stale or made-up handle finds nothing. The
 //! numbers both halves use are [`crate::boundary`]'s.
 
+#[cfg(feature = "fetch")]
+mod fetch;
 mod handles;
 mod js;
 mod shell;
@@ -184,13 +186,25 @@ pub fn shell(link: JsValue, values: &JsValue) -> Result<f64, JsValue> {
         given: js::number(values, Slot::Given.at() as f64) as u32,
     };
     let socket = v.slot(Slot::Transport) == 1.0;
-    let config = read_options(&v, socket)?;
+    #[cfg_attr(not(feature = "fetch"), allow(unused_mut))]
+    let mut config = read_options(&v, socket)?;
     let transport = if socket {
         #[cfg(feature = "websocket")]
         {
             socket_of(&v)?
         }
         #[cfg(not(feature = "websocket"))]
+        {
+            return Err(JsValue::UNDEFINED);
+        }
+    } else if v.slot(Slot::Transport) == 2.0 {
+        #[cfg(feature = "fetch")]
+        {
+            // Each response brings its status: there is nothing to probe.
+            config.probe = false;
+            Transport::Fetch
+        }
+        #[cfg(not(feature = "fetch"))]
         {
             return Err(JsValue::UNDEFINED);
         }
@@ -238,6 +252,13 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
             });
             0
         }
+        Code::Refused => {
+            shared.feed(Input::Refused {
+                status: (a > 0.0 && a < 1000.0).then_some(a as u16),
+                retry_after_ms: (b >= 0.0).then(|| shell::delay_ms(b)),
+            });
+            0
+        }
         #[cfg(feature = "websocket")]
         Code::SocketClosed => {
             shared.socket_closed(a as u16, b == 1.0);
@@ -251,6 +272,16 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
             shared.input(code, a);
             0
         }
+    }
+}
+
+/// Bytes that arrived on the fetch transport's stream of the shell of `handle` (see `Shared::chunk`). A
+/// handle that names no live shell finds nothing.
+#[cfg(feature = "fetch")]
+#[wasm_bindgen]
+pub fn chunk(handle: f64, bytes: &[u8]) {
+    if let Some(shared) = handles::get(Handle::from(handle)) {
+        shared.chunk(bytes);
     }
 }
 

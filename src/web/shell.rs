@@ -27,6 +27,9 @@ use crate::machine::{Command, Config, Input, Machine, Status};
 pub(crate) enum Transport {
     /// An `EventSource`.
     Events,
+    /// `fetch` and a stream reader, whose bytes the shell parses (`chunk`).
+    #[cfg(feature = "fetch")]
+    Fetch,
     /// A `WebSocket`: its subprotocols (`protocols`), the clean-close codes that still reconnect, and
     /// what may wait for the next open (the JavaScript half holds what waits).
     #[cfg(feature = "websocket")]
@@ -329,7 +332,30 @@ impl Shared {
         } else {
             JsValue::UNDEFINED
         };
+        #[cfg(feature = "fetch")]
+        if matches!(self.get().transport, Transport::Fetch) {
+            // The header carries the id this attempt resumes from whatever `lastEventIdParam` says, as an
+            // EventSource's own reconnect does. The JavaScript half awaits what the user's functions return.
+            let from = self.get().machine.resumed_from().clone();
+            let record = super::fetch::open(&link, &id, &from);
+            return self.opened(&link, record.map(|record| (Source::Fetch(Default::default()), record)));
+        }
         let source = js::url_of(&link, &id).and_then(|url| self.connect(&url, &link));
+        let source = source.map(|source| {
+            let record = match &source {
+                Source::Events(es) => js::attach(&link, es),
+                #[cfg(feature = "websocket")]
+                Source::Socket(ws) => js::attach_socket(&link, ws),
+                #[cfg(feature = "fetch")]
+                Source::Fetch(_) => JsValue::UNDEFINED,
+            };
+            (source, record)
+        });
+        self.opened(&link, source);
+    }
+
+    /// Keeps the connection an attempt made, or fails the attempt with what it threw.
+    fn opened(&self, _link: &JsValue, source: Result<(Source, JsValue), JsValue>) {
         let source = match source {
             Ok(s) => s,
             Err(e) => {
@@ -351,11 +377,7 @@ impl Shared {
                 return;
             }
         };
-        let record = match &source {
-            Source::Events(es) => js::attach(&link, es),
-            #[cfg(feature = "websocket")]
-            Source::Socket(ws) => js::attach_socket(&link, ws),
-        };
+        let (source, record) = source;
         let mut core = self.get_mut();
         core.opened = true;
         let old = core.connection.replace(Connection { source, record });
@@ -370,6 +392,37 @@ impl Shared {
             return js::NewSocket::new(url, protocols).map(|ws| Source::Socket(ws.into()));
         }
         js::NewSource::new(url, link).map(|es| Source::Events(es.into()))
+    }
+
+    /// Bytes of the fetch transport's live stream: parsed here, and what they hold handed to the JavaScript
+    /// half in one string (see `fetch.js`'s `events`), once per chunk. A `retry:` field is policy: it goes
+    /// to the machine. The JavaScript half reads no more once a connection is dropped, so the bytes are the
+    /// live connection's; with none live they are dropped.
+    #[cfg(feature = "fetch")]
+    pub(crate) fn chunk(&self, bytes: &[u8]) {
+        let mut text = alloc::string::String::new();
+        let mut retry = None;
+        let mut records = None;
+        {
+            let mut core = self.get_mut();
+            let Some(Connection {
+                source: Source::Fetch(stream),
+                record,
+            }) = &mut core.connection
+            else {
+                return;
+            };
+            stream.feed(bytes, &mut text, &mut retry);
+            if !text.is_empty() {
+                records = Some(record.clone());
+            }
+        }
+        if let Some(ms) = retry {
+            self.feed(Input::RetryField { ms });
+        }
+        if let Some(record) = records {
+            super::fetch::events(&record, &text);
+        }
     }
 
     /// A socket closed with `code`; `clean` when it closed with a handshake.

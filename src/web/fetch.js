@@ -1,0 +1,171 @@
+// The fetch transport's JavaScript half (a wasm-bindgen snippet; only the package's fetch entry has it).
+//
+// It holds no policy either. Rust decides when an attempt starts and ends, what a status means and how long
+// to wait; it parses the bytes. What lives here is what must be JavaScript: the user's headers, body and URL
+// functions awaited before each attempt, the `fetch` call, the status and type of the response read for
+// Rust, the reader, and the relay that turns a chunk's events (one string from Rust, see src/web/fetch.rs)
+// into `MessageEvent`s for the listeners, through the same `arrived` as the EventSource transport's events.
+//
+// Nothing here may act once a connection is stopped: every step after an `await` checks `c.dead`, which
+// `stop` sets (Rust calls it when it drops the connection), and `stop` aborts the fetch and cancels the
+// reader.
+
+import { I_OPENED, I_FAILED, I_REFUSED } from './boundary.js';
+import { arrived, fail, guard, report, retryAfterMs, withParam, PREFIX } from './api.js';
+
+/** The methods `fetch` refuses. */
+const FORBIDDEN = /^(connect|trace|track)$/i;
+/** A method is an HTTP token. */
+const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
+/** The methods `fetch` writes in capitals, whatever case they are given in. */
+const NORMAL = /^(delete|get|head|options|post|put)$/i;
+
+/**
+ * Reads the fetch transport's options into `link.f` (called by api.js's `start`, which has read the
+ * others): `headers`, `method`, `body`, `fetch`. Throws a TypeError naming the option for what `fetch` would
+ * refuse. `chunk(handle, bytes)` is the wasm export that takes a stream's bytes.
+ */
+export function fetchOptions(link, o, chunk) {
+  const { headers = null, body = null } = o;
+  let { method = 'GET', fetch: f } = o;
+  if (headers !== null && typeof headers !== 'object' && typeof headers !== 'function') fail('option headers must be an object or a function');
+  if (typeof method !== 'string' || !TOKEN.test(method) || FORBIDDEN.test(method)) fail('option method must be an HTTP method fetch sends (not ' + String(method) + ')');
+  if (NORMAL.test(method)) method = method.toUpperCase();
+  if (body !== null && (method === 'GET' || method === 'HEAD')) fail('option body cannot go with method ' + method + ' (fetch refuses a body on GET and HEAD)');
+  if (f == null) {
+    if (typeof fetch !== 'function') fail('this runtime has no fetch; pass one as option fetch');
+    f = fetch.bind(globalThis);
+  } else if (typeof f !== 'function') fail('option fetch must be a function');
+  link.f = { headers, method, body, fetch: f, chunk };
+}
+
+/** Headers as a plain object: a Headers or a list of pairs as fetch reads them, an object copied. */
+const plain = (h) => (h == null ? {} : typeof h[Symbol.iterator] === 'function' ? Object.fromEntries(new Headers(h)) : { ...h });
+
+/** Whether `r` is a Response, or looks enough like one (a polyfill's) to be read as one. */
+const response = (r) => r != null && typeof r.status === 'number' && typeof r.headers?.get === 'function';
+
+/** An `error` event with the response's `status` (undefined for a network failure) and a `message`. */
+const failure = (status, message) => Object.assign(new Event('error'), { status, message: PREFIX + message });
+
+/** A response's body, if it is not the stream: dropped, so that the connection goes. */
+const discard = (r) => {
+  try {
+    r.body?.cancel?.().catch(() => {});
+  } catch {}
+};
+
+/** The record's `types` (see api.js's `relay`): every type is relayed already, as `events` sees them all. */
+const ALL = { has: () => true };
+
+/** The URL of an attempt: the user's (or its function's) as a string, with `id` in `lastEventIdParam`. */
+function target(link, u, id) {
+  if (u == null) fail('the url function must return a string or a URL');
+  u = `${u}`;
+  if (id !== undefined) u = withParam(u, link.lp, id);
+  // As EventSource parses its URL against the document's: one that does not parse fails here.
+  const href = new URL(u, globalThis.location?.href).href;
+  return [u, href];
+}
+
+/**
+ * Starts an attempt for Rust and returns its record. `id`: the id the URL carries (undefined for none);
+ * `last`: the Last-Event-ID header's (empty for none). A URL that is a string (or that a URL function
+ * returns at once) is checked now, so that the first attempt's constructor throws for it; what a function
+ * returns later, and everything after, fails the attempt.
+ */
+export function open(link, id, last) {
+  const c = { link, ac: new AbortController(), dead: false, rd: null, first: undefined, last: undefined, seen: undefined, id: last ?? '', origin: '', types: ALL };
+  let u = link.url;
+  if (typeof u === 'function') u = u();
+  let url = typeof u?.then === 'function' ? null : target(link, u, id);
+  if (url) link.u = url[1];
+  link.c = c;
+  read(c, u, url, id);
+  return c;
+}
+
+async function read(c, u, url, id) {
+  const link = c.link, f = link.f;
+  let step = 'url';
+  try {
+    if (!url) {
+      url = target(link, await u, id);
+      if (c.dead) return;
+      link.u = url[1];
+    }
+    step = 'headers';
+    const given = plain(typeof f.headers === 'function' ? await f.headers() : f.headers);
+    step = 'body';
+    const body = typeof f.body === 'function' ? await f.body() : f.body;
+    if (c.dead) return;
+    const headers = Object.keys(given).some((k) => k.toLowerCase() === 'accept') ? given : { Accept: 'text/event-stream', ...given };
+    if (c.id !== '') headers['Last-Event-ID'] = c.id;
+    const init = { method: f.method, headers, cache: 'no-store', credentials: link.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.ac.signal };
+    if (body != null) init.body = body;
+    step = 'fetch';
+    const r = await f.fetch(url[0], init);
+    if (c.dead) return discard(r);
+    step = 'response';
+    if (!response(r)) throw new TypeError(PREFIX + 'option fetch must return a Response (or a Promise of one)');
+    const status = r.status;
+    const type = r.headers.get('content-type') ?? '';
+    const stream = status === 200 && /^text\/event-stream[\t ]*(;|$)/i.test(type.trim()) && typeof r.body?.getReader === 'function';
+    if (!stream) {
+      discard(r);
+      const why = status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
+      link.ev = failure(status, why);
+      link.s.input(I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
+      link.ev = null;
+      return;
+    }
+    c.origin = new URL(r.url || url[1]).origin;
+    c.rd = r.body.getReader();
+    link.ev = Object.assign(new Event('open'), { status, headers: r.headers });
+    link.s.input(I_OPENED);
+    link.ev = null;
+    step = 'read';
+    for (;;) {
+      if (c.dead) return;
+      const { done, value } = await c.rd.read();
+      if (c.dead) return;
+      if (done) break;
+      if (!(value instanceof Uint8Array)) throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
+      c.seen = c; // bytes count as life for the stall watchdog (api.js's `active`), comments included
+      f.chunk(link.s.p, value);
+    }
+    link.ev = failure(undefined, 'the server ended the stream');
+  } catch (e) {
+    if (c.dead) return;
+    // The user's own code failed (or handed us something fetch could not use): that is reported, as a
+    // listener's exception is. A fetch that rejects is the network's failure, told by the error event.
+    if (step !== 'fetch' && step !== 'read') report(e);
+    link.ev = failure(undefined, step === 'fetch' || step === 'read' ? 'the request failed: ' + (e?.message ?? e) : 'the ' + step + ' failed: ' + (e?.message ?? e));
+  }
+  link.s.input(I_FAILED, 1);
+  link.ev = null;
+}
+
+/** Called by Rust when it drops the connection: nothing of it acts later. */
+export const stop = guard(function stop(c) {
+  c.dead = true;
+  c.ac.abort();
+  const rd = c.rd;
+  if (rd) rd.cancel().catch(() => {});
+  if (c.link.c === c) c.link.c = null;
+});
+
+/**
+ * A chunk's events, from Rust: fields ended by CR, three an event (type, empty for `message`; data; the
+ * last event id, or U+0000 for the previous event's). Each is a MessageEvent for the listeners.
+ */
+export const events = guard(function events(c, text) {
+  const link = c.link, f = text.split('\r');
+  for (let i = 0; i + 2 < f.length; i += 3) {
+    if (c.dead) return; // a listener closed the stream
+    const type = f[i] || 'message', id = f[i + 2];
+    if (id !== '\0') c.id = id;
+    const s = link.t.get(type);
+    arrived(c, type, new MessageEvent(type, { data: f[i + 1], lastEventId: c.id, origin: c.origin }), s ? s.l : [], type === link.hint);
+  }
+});
