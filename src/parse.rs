@@ -121,14 +121,16 @@ impl Parser {
                     return;
                 }
                 Err(e) => {
-                    let (good, rest) = bytes.split_at(e.valid_up_to());
+                    // No indexing that could panic: in wasm a panic's message alone would cost the
+                    // package kilobytes of formatting code (and the splits cannot fail).
+                    let (good, rest) = bytes.split_at_checked(e.valid_up_to()).unwrap_or((bytes, &[]));
                     if let Ok(text) = core::str::from_utf8(good) {
                         self.text(text, out);
                     }
                     match e.error_len() {
                         Some(n) => {
                             self.text("\u{FFFD}", out);
-                            bytes = &rest[n..];
+                            bytes = rest.get(n..).unwrap_or(&[]);
                         }
                         None => {
                             self.partial.extend_from_slice(rest);
@@ -157,24 +159,26 @@ impl Parser {
                     continue;
                 }
             }
-            match text.find(['\r', '\n']) {
+            match text.bytes().position(|b| b == b'\r' || b == b'\n') {
                 None => {
                     self.line.push_str(text);
                     return;
                 }
                 Some(at) => {
-                    self.after_cr = text.as_bytes()[at] == b'\r';
+                    // `at` is an ASCII byte's, so both sides are text (see `decode` on indexing).
+                    let (line, rest) = (text.get(..at).unwrap_or(""), text.get(at + 1..).unwrap_or(""));
+                    self.after_cr = text.as_bytes().get(at) == Some(&b'\r');
                     if self.line.is_empty() {
-                        self.process(&text[..at], out);
+                        self.process(line, out);
                     } else {
-                        self.line.push_str(&text[..at]);
+                        self.line.push_str(line);
                         let line = core::mem::take(&mut self.line);
                         self.process(&line, out);
                         // Keep the buffer's allocation for the next long line.
                         self.line = line;
                         self.line.clear();
                     }
-                    text = &text[at + 1..];
+                    text = rest;
                 }
             }
         }
@@ -188,11 +192,8 @@ impl Parser {
         if line.starts_with(':') {
             return;
         }
-        let (field, value) = match line.find(':') {
-            Some(at) => {
-                let value = &line[at + 1..];
-                (&line[..at], value.strip_prefix(' ').unwrap_or(value))
-            }
+        let (field, value) = match line.split_once(':') {
+            Some((field, value)) => (field, value.strip_prefix(' ').unwrap_or(value)),
             None => (line, ""),
         };
         match field {

@@ -644,20 +644,18 @@ export function own(link, values) {
 }
 
 /** The options of the fetch transport, which api.js reads only to refuse them without it (fetch.js reads them). */
-const FETCH = ['transport', 'headers', 'method', 'body', 'fetch'];
+const FETCH = ['headers', 'method', 'body', 'fetch'];
 
 /** Reads `options` as a dictionary argument is read, then builds the Rust shell (which starts it). */
 function start(me, url, options, st) {
-  const { o, values } = readOptions(options, 1, ['until', 'share', ...FETCH]);
-  const t = o.transport ?? 'eventsource';
-  if (t !== 'eventsource' && t !== 'fetch') fail("option transport must be 'eventsource' or 'fetch'");
-  if (t === 'fetch' && !hooks.fetch) fail("option transport 'fetch' is in the package's fetch entry: import from 'managed-eventsource/fetch'");
-  for (const k of FETCH) {
-    if (t !== 'fetch' && k !== 'transport' && o[k] != null) fail(`option ${k} needs transport: 'fetch' (an EventSource sends no headers and no body)`);
-  }
-  if (t !== 'fetch' && typeof EventSource !== 'function') {
+  const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', ...FETCH]);
+  // The fetch transport's options are read by fetch.js, in the entry that has it; here they are refused.
+  const t = o.transport ?? 'eventsource', viaFetch = t === 'fetch';
+  if (viaFetch ? !hooks.fetch : t !== 'eventsource') fail("option transport must be 'eventsource' or 'fetch' (managed-eventsource/fetch)");
+  for (const k of FETCH) if (!viaFetch && o[k] != null) fail(`option ${k} needs transport 'fetch'`);
+  if (!viaFetch && typeof EventSource !== 'function') {
     fail(
-      "this runtime has no EventSource: pass transport: 'fetch' (managed-eventsource/fetch), or in Node install the eventsource package and set it first: " +
+      "this runtime has no EventSource: use transport 'fetch'. In Node, install the eventsource package and set it first: " +
         "import { EventSource } from 'eventsource'; globalThis.EventSource = EventSource;",
     );
   }
@@ -678,7 +676,7 @@ function start(me, url, options, st) {
   link.hint = values[O_RETRY_HINT_EVENT];
   link.beat = values[O_HEARTBEAT_EVENT];
   link.pu = values[V_PROBE_URL];
-  if (t === 'fetch') {
+  if (viaFetch) {
     hooks.fetch(link, o);
     values[V_TRANSPORT] = 2;
   }

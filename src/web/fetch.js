@@ -89,6 +89,10 @@ async function read(c, u, url, id) {
   const link = c.link, f = link.f;
   let step = 'url';
   try {
+    // Nothing here runs inside the call that opened the attempt: the first one's is the constructor's,
+    // before the instance has its shell.
+    await null;
+    if (c.dead) return;
     if (!url) {
       url = target(link, await u, id);
       if (c.dead) return;

@@ -252,6 +252,7 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
             });
             0
         }
+        #[cfg(feature = "fetch")]
         Code::Refused => {
             shared.feed(Input::Refused {
                 status: (a > 0.0 && a < 1000.0).then_some(a as u16),

@@ -58,6 +58,9 @@ pub(crate) struct Core {
     /// Commands not yet carried out; `head` is the next.
     queue: Vec<Command>,
     head: usize,
+    /// Commands queued before a `close()` that came from a callback during the drain: news among them is
+    /// stale (see `feed`).
+    stale: usize,
     draining: bool,
     /// An exception from opening the first source, rethrown by the constructor.
     pub open_error: Option<JsValue>,
@@ -112,6 +115,7 @@ impl Shared {
                 page: None,
                 queue: Vec::new(),
                 head: 0,
+                stale: 0,
                 draining: false,
                 open_error: None,
                 silent: false,
@@ -209,6 +213,9 @@ impl Shared {
             let mut core = self.get_mut();
             let core = &mut *core;
             core.machine.set_now(js::now());
+            if core.draining && matches!(input, Input::Close) {
+                core.stale = core.queue.len();
+            }
             core.machine.handle_into(input, &mut core.queue);
             if core.draining {
                 return;
@@ -223,7 +230,8 @@ impl Shared {
                 while let Some(&command) = core.queue.get(core.head) {
                     core.head += 1;
                     // A callback closed the client: news queued before that is stale; effects still run.
-                    if !(core.machine.closed() && is_stale_news(&command)) {
+                    // (News the machine queued with its own end, as for a 204, is not.)
+                    if !(core.head <= core.stale && is_stale_news(&command)) {
                         next = Some(command);
                         break;
                     }
@@ -231,6 +239,7 @@ impl Shared {
                 if next.is_none() {
                     core.queue.clear();
                     core.head = 0;
+                    core.stale = 0;
                     core.draining = false;
                 }
                 next

@@ -5,7 +5,8 @@
 //
 //   GET /plan?c=NAME&steps=503,503,events:3&then=stream   set the plan (and forget the client's log)
 //   GET /sse?c=NAME                                        one connection attempt; runs the next step
-//   GET /log?c=NAME                                        every attempt: time, URL, Last-Event-ID, step;
+//   GET /log?c=NAME                                        every attempt: time, URL, Last-Event-ID, step,
+//                                                          method, Authorization, Accept, body;
 //                                                          streams open now (open), the most at once
 //                                                          (maxOpen), requests not finished (inflight)
 //   GET /outage?ms=N                                       stop accepting connections for N ms (real refusals)
@@ -37,6 +38,11 @@
 //   radate:STATUS:S                        STATUS with Retry-After: the HTTP date S seconds from now
 //   flap                                   200 and the headers, then end at once (accept and drop)
 //   beat:MS                                only heartbeat events (event: ping) every MS, no messages
+//   split                                  the stream's hard cases in separate writes: a BOM split
+//                                          across two, a CRLF split across two, a character split
+//                                          across two, multi-line data, then end (the fetch transport)
+//   big:N                                  one event whose data is N characters, then end
+//   comments:MS                            only comment lines (': beat') every MS, no events
 //   chaos                                  one of: 503, a drop, a stall killed after 200 ms, or a
 //                                          random run of 50-600 events cut mid-stream (seeded per client)
 //
@@ -119,12 +125,19 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     const queryId = url.searchParams.get('lastEventId');
     const resumeFrom = Number(headerId ?? queryId ?? NaN);
     if (Number.isFinite(resumeFrom)) c.nextId = resumeFrom + 1;
-    c.log.push({
+    const entry = {
       t: performance.now(),
       url: req.url,
       lastEventIdHeader: headerId ?? null,
       step,
-    });
+      method: req.method,
+      auth: req.headers.authorization ?? null,
+      accept: req.headers.accept ?? null,
+      body: '',
+    };
+    c.log.push(entry);
+    req.setEncoding('utf8');
+    req.on('data', (d) => (entry.body += d));
     if (!quiet) console.log(`[sse] ${name} ${req.url} -> ${step}`);
 
     res.shouldKeepAlive = false;
@@ -196,7 +209,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       }
     };
     res.on('close', finish);
-    res.write(prefix + ': hello\n\n');
+    if (kind !== 'split') res.write(prefix + ': hello\n\n');
 
     const send = (n, type) => {
       let chunk = '';
@@ -246,6 +259,30 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
           'retry: soon\ndata: last\n\n',
       );
       res.end();
+      return;
+    }
+    if (kind === 'split') {
+      const parts = [Buffer.from([0xef, 0xbb]), Buffer.from([0xbf]), 'data: one\r', '\ndata: two\r', '\n\r', '\nid: 5\ndata: \xe2', Buffer.from([0x9c]), Buffer.from([0x93, 0x0a, 0x0a]), 'data: last\r\n\r\n'];
+      // Separate writes a few ms apart, so that they arrive as separate chunks.
+      let i = 0;
+      const next = () => {
+        if (res.destroyed) return;
+        if (i === parts.length) return res.end();
+        const p = parts[i++];
+        res.write(typeof p === 'string' ? Buffer.from(p, 'latin1') : p);
+        setTimeout(next, 15);
+      };
+      // The BOM comes first of all: no hello comment before it.
+      return next();
+    }
+    if (kind === 'big') {
+      res.write(`id: big\ndata: ${'x'.repeat(Number(arg))}\n\n`);
+      res.end();
+      return;
+    }
+    if (kind === 'comments') {
+      const timer = setInterval(() => res.write(': beat\n'), Number(arg));
+      res.on('close', () => clearInterval(timer));
       return;
     }
     if (kind === 'bigid') {
