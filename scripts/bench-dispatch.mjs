@@ -4,7 +4,10 @@
 // A server on 127.0.0.1 sends N events (`id:` and `data:`, as a live feed would) as fast as the socket takes
 // them; the page times each client from its first event to its Nth, with a handler that touches `ev.data`.
 // Clients: the native EventSource with `onmessage` (the baseline) and with `addEventListener`,
-// reconnecting-eventsource 1.6.5 (the JavaScript peer), and ours with `onmessage` and `addEventListener`.
+// reconnecting-eventsource 1.6.5 (the JavaScript peer), and ours with `onmessage` and `addEventListener`;
+// then the fetch-based clients: ours with `transport: 'fetch'` (which hands listeners MessageEvents),
+// @microsoft/fetch-event-source 2.0.1 (plain objects to `onmessage`) and eventsource 4.0.0 (MessageEvents),
+// the peers bundled for the page by esbuild.
 // Rounds are shuffled; medians, spread (min-max) and ratios to native onmessage are printed. Higher is
 // better: a ratio of 1.10 means 10 % more events a second than the native baseline.
 //
@@ -29,6 +32,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { engines, open } from './engines.mjs';
 import { WebSocketServer } from 'ws';
+import { buildSync } from 'esbuild';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -49,11 +53,17 @@ const CLIENTS = {
   'managed-eventsource onmessage': `(url, on) => { const es = new ManagedEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource addEventListener': `(url, on) => { const es = new ManagedEventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
   [OTHER]: `(url, on) => { const es = new OtherEventSource(url); es.onmessage = on; return () => es.close(); }`,
+  'managed-eventsource fetch onmessage': `(url, on) => { const es = new FetchEventSource(url, { transport: 'fetch' }); es.onmessage = on; return () => es.close(); }`,
+  '@microsoft/fetch-event-source 2.0.1': `(url, on) => { const ac = new AbortController(); peers.fetchEventSource(url, { signal: ac.signal, onmessage: on, openWhenHidden: true }); return () => ac.abort(); }`,
+  'eventsource 4.0.0': `(url, on) => { const es = new peers.EventSource(url); es.onmessage = on; return () => es.close(); }`,
   'native WebSocket onmessage': `(url, on) => { const ws = new WebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
   'ManagedWebSocket onmessage': `(url, on) => { const ws = new ManagedWebSocket(wsUrl(url)); ws.onmessage = on; return () => ws.close(); }`,
 };
-/** Whether a client is an EventSource client (the dispatch alone times only those), not a socket. */
+/** Whether a client is a stream client, not a socket. */
 const isStream = (name) => !name.includes('WebSocket');
+/** The clients that drive a native EventSource, which the dispatch alone dispatches on. */
+const FETCHING = ['managed-eventsource fetch onmessage', '@microsoft/fetch-event-source 2.0.1', 'eventsource 4.0.0'];
+const onEventSource = (name) => isStream(name) && !FETCHING.includes(name);
 /** Each client's baseline: native EventSource with onmessage, or for sockets the native WebSocket. */
 const baselineOf = (name) => (isStream(name) ? 'native onmessage' : 'native WebSocket onmessage');
 const other = arg('other', null);
@@ -69,6 +79,8 @@ const page = `<!doctype html><meta charset="utf-8"><title>dispatch bench</title>
 <script type="module">
 import { ManagedEventSource } from '/pkg/index.js';
 import { ManagedWebSocket } from '/pkg/websocket.js';
+import { ManagedEventSource as FetchEventSource } from '/pkg/fetch.js';
+import * as peers from '/peer/fetch-peers.js';
 import ReconnectingEventSource from '/peer/reconnecting-eventsource.js';
 const { ManagedEventSource: OtherEventSource } = ${other ? "await import('/other/index.js')" : '{}'};
 const wsUrl = (url) => location.origin.replace(/^http/, 'ws') + url.replace('/blast', '/ws-blast');
@@ -134,6 +146,19 @@ function shuffle(a) {
   return a;
 }
 
+/** The fetch-based peers, bundled for the browser (eventsource imports eventsource-parser by name). */
+let bundled;
+function fetchPeers() {
+  bundled ??= buildSync({
+    stdin: { contents: "export { fetchEventSource } from '@microsoft/fetch-event-source';\nexport { EventSource } from 'eventsource';\n", resolveDir: root },
+    bundle: true,
+    format: 'esm',
+    write: false,
+    logLevel: 'warning',
+  }).outputFiles[0].text;
+  return bundled;
+}
+
 const frames = new Map();
 function blast(n) {
   if (!frames.has(n)) {
@@ -148,7 +173,7 @@ export async function benchDispatch(engine) {
   const plan = { blast: [], alone: [] };
   for (let k = 0; k < rounds; k++) {
     for (const n of sizes) plan.blast.push(...shuffle(RUN.map((name) => ({ name, n, k }))));
-    if (alone) plan.alone.push(...shuffle(RUN.filter(isStream).map((name) => ({ name, n: alone, k }))));
+    if (alone) plan.alone.push(...shuffle(RUN.filter(onEventSource).map((name) => ({ name, n: alone, k }))));
   }
   let done;
   const finished = new Promise((r) => (done = r));
@@ -157,7 +182,8 @@ export async function benchDispatch(engine) {
     res.shouldKeepAlive = false;
     if (url.pathname === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
     if (url.pathname === '/plan') return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(plan));
-    if (url.pathname === '/pkg/index.js' || url.pathname === '/pkg/websocket.js') {
+    if (url.pathname === '/peer/fetch-peers.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(fetchPeers());
+    if (url.pathname === '/pkg/index.js' || url.pathname === '/pkg/websocket.js' || url.pathname === '/pkg/fetch.js') {
       return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(root, url.pathname)));
     }
     if (other && url.pathname === '/other/index.js') {

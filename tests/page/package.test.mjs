@@ -128,8 +128,8 @@ after(async () => {
 
 test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
-    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'disposable.d.ts', 'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js',
-    'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
+    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
+    'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
   ]);
   const manifest = JSON.parse(readFileSync(join(root, 'pkg', 'package.json'), 'utf8'));
@@ -198,7 +198,28 @@ es.onmessage = (e) => { if (e.lastEventId === '2') { es.close(); console.log(JSO
     const { stdout } = await promisify(execFile)(process.execPath, [f], { cwd: dir, encoding: 'utf8', timeout: 10000 });
     const out = JSON.parse(stdout);
     assert.equal(out.ok, true, f);
-    assert.match(out.before, /^TypeError: managed-eventsource: this runtime has no EventSource\. In Node, install the eventsource package/, f);
+    assert.match(out.before, /^TypeError: managed-eventsource: this runtime has no EventSource: use transport 'fetch'\. In Node, install the eventsource package/, f);
+  }
+});
+
+test("managed-eventsource/fetch in Node with no EventSource global: import and require, a token per attempt, Last-Event-ID", async () => {
+  const dir = scratch('fetch');
+  const script = (load) => `
+${load}
+if (typeof EventSource !== 'undefined') throw new Error('this test needs a Node with no EventSource');
+let n = 0;
+const es = new ManagedEventSource(${JSON.stringify(server.url)} + '/sse?c=node-fetch', { transport: 'fetch', baseMs: 20, headers: async () => ({ Authorization: 'Bearer ' + ++n }) });
+const ids = [];
+es.onmessage = (e) => { ids.push(e.lastEventId); if (ids.length === 4) { es.close(); console.log(JSON.stringify({ ids, target: e.target === es, state: es.readyState })); } };
+`;
+  writeFileSync(join(dir, 'esm.mjs'), script("import { ManagedEventSource } from 'managed-eventsource/fetch';"));
+  writeFileSync(join(dir, 'cjs.cjs'), script("const { ManagedEventSource } = require('managed-eventsource/fetch');"));
+  for (const f of ['esm.mjs', 'cjs.cjs']) {
+    await fetch(`${server.url}/plan?c=node-fetch&steps=events:2,503&then=events:2`);
+    const { stdout } = await promisify(execFile)(process.execPath, [f], { cwd: dir, encoding: 'utf8', timeout: 10000 });
+    assert.deepEqual(JSON.parse(stdout), { ids: ['1', '2', '3', '4'], target: true, state: 2 }, f);
+    const { attempts } = await (await fetch(`${server.url}/log?c=node-fetch`)).json();
+    assert.deepEqual(attempts.slice(0, 3).map((a) => [a.auth, a.lastEventIdHeader]), [['Bearer 1', null], ['Bearer 2', '2'], ['Bearer 3', '2']], f);
   }
 });
 
