@@ -178,9 +178,9 @@ define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
     features: 'small,fetch',
     keep: ["Safari's decoder renewal"],
     entry: (s) => `import { define } from '${s}/api.js';
-import { fetchOptions } from '${s}/fetch.js';
+import { fetchOptions, later } from '${s}/fetch.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define({ ...glue, shell: (...args) => (init(), glue.shell(...args)), fetch: (link, o) => fetchOptions(link, o, glue.chunk) });`,
+define({ ...glue, shell: (...args) => (init(), glue.shell(...args)), fetch: (link, o) => fetchOptions(link, o, glue.chunk), later });`,
   });
   writeFileSync(
     join(main, 'global.js'),

@@ -74,6 +74,8 @@ codes! {
         /// The fetch transport's attempt was answered with something other than a stream: `a` its status
         /// (0: a 200 that is not an event stream), `b` its `Retry-After` in ms (negative: none).
         Refused = "REFUSED",
+        /// The Promise a URL function returned has given the URL of the attempt waiting for it.
+        Url = "URL",
         /// A socket closed: `a` its code, `b` 1 when it closed with a handshake.
         SocketClosed = "SOCKET_CLOSED",
         /// A socket's `send` while disconnected, with `a` messages queued already: may one more wait? The

@@ -322,19 +322,23 @@ export const notify = guard(function notify(link, what, a, b) {
 const MAX_URL = 1 << 21;
 
 /**
- * The URL of the next attempt: the URL given, or what the URL function returns now, carrying `id` (the
- * last event id, when Rust decides this attempt resumes with it) in the `lastEventIdParam` parameter.
- * Throws (Rust catches it) what a URL function throws, or a RangeError for a URL no browser would request.
+ * The URL of the next attempt: the URL given, or what the URL function returns, carrying `id` (the last
+ * event id, when Rust decides this attempt resumes with it) in the `lastEventIdParam` parameter. Throws
+ * (Rust catches it) what a URL function throws, or a RangeError for a URL no browser would request. A URL
+ * function that returns a Promise gets, in the fetch entry, the attempt's wait instead (fetch.js's `later`);
+ * the main entry refuses it, with a clear error rather than a request to '/[object Promise]'.
  */
 export function urlOf(link, id) {
-  let u = link.url;
-  if (typeof u === 'function') {
-    u = u();
-    if (u == null) fail('the url function must return a string or a URL');
-    // Not yet awaited (the fetch transport will): a clear error rather than a request to '/[object Promise]'.
-    if (typeof u.then === 'function') fail('the url function returned a Promise; it must return a string or a URL synchronously');
-    u = `${u}`;
-  }
+  const u = typeof link.url === 'function' ? link.url() : link.url;
+  if (typeof u?.then !== 'function') return finish(link, u, id);
+  if (!hooks.later) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
+  return hooks.later(link, u, id);
+}
+
+/** `u`, a string or what a URL function gave, as the URL of an attempt that carries `id` (see urlOf). */
+export function finish(link, u, id) {
+  if (u == null) fail('the url function must return a string or a URL');
+  u = `${u}`;
   if (id !== undefined) u = withParam(u, link.lp, id);
   if (u.length > MAX_URL) throw new RangeError(`${PREFIX}the url is ${u.length} characters long; browsers refuse more than ${MAX_URL}`);
   return u;
@@ -651,11 +655,11 @@ function start(me, url, options, st) {
   const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', ...FETCH]);
   // The fetch transport's options are read by fetch.js, in the entry that has it; here they are refused.
   const t = o.transport ?? 'eventsource', viaFetch = t === 'fetch';
-  if (viaFetch ? !hooks.fetch : t !== 'eventsource') fail("option transport must be 'eventsource' or 'fetch' (managed-eventsource/fetch)");
+  if (viaFetch ? !hooks.fetch : t !== 'eventsource') fail("option transport must be 'eventsource' or 'fetch' (with managed-eventsource/fetch)");
   for (const k of FETCH) if (!viaFetch && o[k] != null) fail(`option ${k} needs transport 'fetch'`);
   if (!viaFetch && typeof EventSource !== 'function') {
     fail(
-      "this runtime has no EventSource: use transport 'fetch'. In Node, install the eventsource package and set it first: " +
+      "this runtime has no EventSource: use transport 'fetch'. In Node, install the eventsource package and set it: " +
         "import { EventSource } from 'eventsource'; globalThis.EventSource = EventSource;",
     );
   }

@@ -17,14 +17,15 @@ export const I_CLOSE = 11;
 export const I_WATCHDOG = 12;
 export const I_PROBED = 13;
 export const I_REFUSED = 14;
-export const I_SOCKET_CLOSED = 15;
-export const I_ENQUEUE = 16;
-export const I_STATUS = 17;
-export const I_READY_STATE = 18;
-export const I_ATTEMPT = 19;
-export const I_LIVE = 20;
-export const I_CLOSED = 21;
-export const I_FIRST_QUESTION = 17;
+export const I_URL = 15;
+export const I_SOCKET_CLOSED = 16;
+export const I_ENQUEUE = 17;
+export const I_STATUS = 18;
+export const I_READY_STATE = 19;
+export const I_ATTEMPT = 20;
+export const I_LIVE = 21;
+export const I_CLOSED = 22;
+export const I_FIRST_QUESTION = 18;
 
 // What the shell tells notify(link, note, a, b).
 export const N_STATUS = 0;

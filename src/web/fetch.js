@@ -10,8 +10,8 @@
 // `stop` sets (Rust calls it when it drops the connection), and `stop` aborts the fetch and cancels the
 // reader.
 
-import { I_OPENED, I_FAILED, I_REFUSED } from './boundary.js';
-import { arrived, fail, guard, report, retryAfterMs, withParam, PREFIX } from './api.js';
+import { I_OPENED, I_FAILED, I_REFUSED, I_URL } from './boundary.js';
+import { arrived, fail, finish, guard, report, retryAfterMs, PREFIX } from './api.js';
 
 /** The methods `fetch` refuses. */
 const FORBIDDEN = /^(connect|trace|track)$/i;
@@ -60,9 +60,7 @@ const ALL = { has: () => true };
 
 /** The URL of an attempt: the user's (or its function's) as a string, with `id` in `lastEventIdParam`. */
 function target(link, u, id) {
-  if (u == null) fail('the url function must return a string or a URL');
-  u = `${u}`;
-  if (id !== undefined) u = withParam(u, link.lp, id);
+  u = finish(link, u, id);
   // As EventSource parses its URL against the document's: one that does not parse fails here.
   const href = new URL(u, globalThis.location?.href).href;
   return [u, href];
@@ -148,6 +146,26 @@ async function read(c, u, url, id) {
   }
   link.s.input(I_FAILED, 1);
   link.ev = null;
+}
+
+/**
+ * An EventSource attempt waiting for the Promise `p` a URL function returned (api.js's `urlOf`): Rust
+ * holds what this returns as the attempt's connection and drops it (calling it, see `disarm`) if the
+ * attempt ends first. Settled in time, the URL goes in its element 0 and Rust is told (`I_URL`); a
+ * rejection or a URL that cannot be used is reported, and the attempt fails.
+ */
+export function later(link, p, id) {
+  const w = () => (w.dead = true);
+  p.then((u) => {
+    if (w.dead) return;
+    w[0] = finish(link, u, id);
+    link.s.input(I_URL);
+  }).catch((e) => {
+    if (w.dead) return;
+    report(e);
+    link.s.input(I_FAILED, 1);
+  });
+  return w;
 }
 
 /** Called by Rust when it drops the connection: nothing of it acts later. */

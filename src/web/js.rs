@@ -83,6 +83,10 @@ extern "C" {
 /// What a connection is made of.
 pub(crate) enum Source {
     Events(EventSource),
+    /// An attempt waiting for the Promise its URL function returned (the fetch entry only); the record is
+    /// `fetch.js`'s `later`, which `disarm` ends.
+    #[cfg(feature = "fetch")]
+    Waiting,
     #[cfg(feature = "websocket")]
     Socket(web_sys::WebSocket),
     /// A fetch and its reader (the record holds them), and the parser of its bytes.
@@ -101,6 +105,8 @@ impl Drop for Connection {
         // For a socket the user closed with `close(code, reason)`, `detach` closes it with those (the
         // JavaScript half keeps both; no string is copied into wasm), and `close()` then does nothing.
         match &self.source {
+            #[cfg(feature = "fetch")]
+            Source::Waiting => disarm(&self.record),
             Source::Events(es) => {
                 detach(&self.record);
                 es.close()

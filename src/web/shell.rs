@@ -173,6 +173,8 @@ impl Shared {
             // number for data that is not a delay, which changes nothing.
             Code::Hint if arg >= 0.0 => Input::RetryHint { ms: delay_ms(arg) },
             Code::RetryNow => Input::RetryNow,
+            #[cfg(feature = "fetch")]
+            Code::Url => return self.url_ready(),
             Code::Close => Input::Close,
             Code::Watchdog => {
                 let (spent, active) = {
@@ -349,17 +351,43 @@ impl Shared {
             let record = super::fetch::open(&link, &id, &from);
             return self.opened(&link, record.map(|record| (Source::Fetch(Default::default()), record)));
         }
-        let source = js::url_of(&link, &id).and_then(|url| self.connect(&url, &link));
-        let source = source.map(|source| {
-            let record = match &source {
-                Source::Events(es) => js::attach(&link, es),
-                #[cfg(feature = "websocket")]
-                Source::Socket(ws) => js::attach_socket(&link, ws),
-                #[cfg(feature = "fetch")]
-                Source::Fetch(_) => JsValue::UNDEFINED,
-            };
-            (source, record)
+        let source = js::url_of(&link, &id).and_then(|url| {
+            // Not a URL: the wait for the Promise a URL function returned (see `Code::Url`), which only
+            // the fetch entry's JavaScript gives.
+            #[cfg(feature = "fetch")]
+            if !url.is_string() {
+                return Ok((Source::Waiting, url));
+            }
+            self.source(&url, &link)
         });
+        self.opened(&link, source);
+    }
+
+    /// A source for `url`, with the JavaScript half's listeners on it.
+    fn source(&self, url: &JsValue, link: &JsValue) -> Result<(Source, JsValue), JsValue> {
+        let source = self.connect(url, link)?;
+        let record = match &source {
+            Source::Events(es) => js::attach(link, es),
+            #[cfg(feature = "websocket")]
+            Source::Socket(ws) => js::attach_socket(link, ws),
+            _ => JsValue::UNDEFINED,
+        };
+        Ok((source, record))
+    }
+
+    /// The attempt that waited for its URL has it (see `fetch.js`'s `later`): its source, now.
+    #[cfg(feature = "fetch")]
+    fn url_ready(&self) {
+        let wait = match &self.get().connection {
+            Some(Connection {
+                source: Source::Waiting,
+                record,
+            }) => record.clone(),
+            _ => return,
+        };
+        let Some(link) = self.link() else { return };
+        let url = js::item(&wait, 0.0);
+        let source = self.source(&url, &link);
         self.opened(&link, source);
     }
 

@@ -306,7 +306,7 @@ test("the user's code failing: reported, the attempt fails and takes the ladder,
   eq({ ...init, signal: init.signal instanceof AbortSignal }, { method: 'GET', headers: { Accept: 'text/event-stream', A: '1' }, cache: 'no-store', credentials: 'same-origin', redirect: 'follow', mode: 'cors', signal: true });
 });
 
-test('a URL function may return a Promise; createManagedStream takes the fetch transport too', async () => {
+test('a URL function may return a Promise, on both transports of the fetch entry; createManagedStream takes the fetch transport too', async () => {
   await plan('pu', '', 'events:2');
   const es = new ManagedEventSource(async () => (await sleep(5), url('pu', '&via=promise')), F);
   const got = [];
@@ -314,6 +314,26 @@ test('a URL function may return a Promise; createManagedStream takes the fetch t
   ok(await until(3000, () => got.length === 2));
   ok(es.url.endsWith('via=promise'), es.url);
   es.close();
+  // The EventSource transport of the same entry awaits one too; a rejection is reported and takes the ladder;
+  // close() while one is pending makes no request.
+  await plan('pues', '', 'events:2');
+  let calls = 0;
+  const before = reported.length;
+  const es2 = new ManagedEventSource(() => (++calls === 1 ? Promise.reject(new Error('no token yet')) : sleep(5).then(() => url('pues', '&via=es'))), { baseMs: 30, jitter: 'none' });
+  const got2 = [];
+  es2.onmessage = (e) => got2.push(e.data);
+  ok(await until(3000, () => got2.length === 2), `${got2.length} events`);
+  ok(es2.url.endsWith('via=es'), es2.url);
+  es2.close();
+  eq(reported.slice(before).map((e) => e?.message), ['no token yet']);
+  await plan('pwait', '', 'stream');
+  const es3 = new ManagedEventSource(() => sleep(100).then(() => url('pwait')));
+  es3.close();
+  await sleep(300);
+  eq((await log('pwait')).attempts.length, 0, 'no request after close()');
+  // The main entry says where a Promise is awaited.
+  const e = throws(() => new main.ManagedEventSource(async () => url('never')));
+  ok(e instanceof TypeError && e.message.includes('managed-eventsource/fetch'), String(e));
   await plan('cms', '', 'events:2');
   const seen = [];
   const stop = createManagedStream(url('cms'), { onMessage: (e) => seen.push(e.data) }, F);
