@@ -34,7 +34,9 @@ export function fetchOptions(link, o, chunk) {
   if (body !== null && (method === 'GET' || method === 'HEAD')) fail('option body cannot go with method ' + method + ' (fetch refuses a body on GET and HEAD)');
   if (f == null) {
     if (typeof fetch !== 'function') fail('this runtime has no fetch; pass one as option fetch');
-    f = fetch.bind(globalThis);
+    // Called with no `this`, which a Window's own fetch takes as itself (a bound copy fails in Firefox
+    // when the page's script runs from a WebDriver eval: its globalThis is not the Window's).
+    f = (url, init) => fetch(url, init);
   } else if (typeof f !== 'function') fail('option fetch must be a function');
   link.f = { headers, method, body, fetch: f, chunk };
 }
@@ -132,7 +134,12 @@ async function read(c, u, url, id) {
       const { done, value } = await c.rd.read();
       if (c.dead) return;
       if (done) break;
-      if (!(value instanceof Uint8Array)) throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
+      // Not `instanceof`: a chunk may come from another realm (Firefox gives a page script run from a
+      // WebDriver eval its own), and anything but bytes is the fetch option's fault.
+      if (Object.prototype.toString.call(value) !== '[object Uint8Array]') {
+        step = 'response';
+        throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
+      }
       c.seen = c; // bytes count as life for the stall watchdog (api.js's `active`), comments included
       f.chunk(link.s.p, value);
     }
@@ -142,7 +149,8 @@ async function read(c, u, url, id) {
     // The user's own code failed (or handed us something fetch could not use): that is reported, as a
     // listener's exception is. A fetch that rejects is the network's failure, told by the error event.
     if (step !== 'fetch' && step !== 'read') report(e);
-    link.ev = failure(undefined, step === 'fetch' || step === 'read' ? 'the request failed: ' + (e?.message ?? e) : 'the ' + step + ' failed: ' + (e?.message ?? e));
+    const why = String(e?.message ?? e).replace(PREFIX, '');
+    link.ev = failure(undefined, step === 'fetch' || step === 'read' ? 'the request failed: ' + why : 'the ' + step + ' failed: ' + why);
   }
   link.s.input(I_FAILED, 1);
   link.ev = null;

@@ -1,7 +1,8 @@
 // Issue 27: managed-eventsource/server as a team would use it. A node:http server on 127.0.0.1 admits
 // streams through the shipped gate (pkg/server.js), which starts full, so every client's first attempt is
 // soft-rejected with its place in line. A native EventSource and a ManagedEventSource in one page, in
-// Chromium, Firefox and WebKit, must come back on their own after the wait (judged at the server: never before
+// Chromium, Firefox and WebKit, and one on the fetch transport (managed-eventsource/fetch, which reads the
+// rejection's retry: field itself, with no retryHintEvent), must come back on their own after the wait (judged at the server: never before
 // it), be admitted, and receive the stream's event, with no reload.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -61,13 +62,18 @@ after(async () => {
 
 /** The page: both clients, recording what reaches them and whether the page ever loaded again. */
 const script = (engine) => `
-  window.__r = { native: [], ours: [], statuses: [], loads: (sessionStorage.loads = (Number(sessionStorage.loads) || 0) + 1) };
+  window.__r = { native: [], ours: [], fetched: [], statuses: [], loads: (sessionStorage.loads = (Number(sessionStorage.loads) || 0) + 1) };
   const native = new EventSource('/stream?c=${engine}-native');
   native.onmessage = (e) => window.__r.native.push(e.data);
   import('/pkg/index.js').then(({ ManagedEventSource }) => {
     const ours = new ManagedEventSource('/stream?c=${engine}-ours', { retryHintEvent: 'retry-hint', baseMs: 50, maxMs: 100 });
     ours.onmessage = (e) => window.__r.ours.push(e.data);
     ours.onstatus = (s) => window.__r.statuses.push(s);
+  });
+  import('/pkg/fetch.js').then(({ ManagedEventSource }) => {
+    const fetched = new ManagedEventSource('/stream?c=${engine}-fetched', { transport: 'fetch', baseMs: 50, maxMs: 100 });
+    fetched.onmessage = (e) => window.__r.fetched.push(e.data);
+    fetched.onerror = (e) => (window.__r.errors ??= []).push(e.message);
   });
   'started'`;
 const read = 'JSON.stringify(window.__r)';
@@ -77,14 +83,15 @@ async function check(engine, evaluate) {
   let r;
   for (let i = 0; i < 200; i++) {
     r = JSON.parse(await evaluate(read));
-    if (r.native.length && r.ours.length) break;
+    if (r.native.length && r.ours.length && r.fetched.length) break;
     await new Promise((ok) => setTimeout(ok, 50));
   }
   assert.deepEqual(r.native, [`welcome ${engine}-native`], 'native EventSource came back and was admitted');
   assert.deepEqual(r.ours, [`welcome ${engine}-ours`], 'ManagedEventSource came back and was admitted');
+  assert.deepEqual(r.fetched, [`welcome ${engine}-fetched`], `the fetch transport came back and was admitted (errors: ${r.errors?.slice(0, 3)})`);
   assert.equal(r.loads, 1, 'no reload');
   assert.ok(r.statuses.includes('reconnecting') && r.statuses.at(-1) === 'open', `ours: ${r.statuses}`);
-  for (const who of ['native', 'ours']) {
+  for (const who of ['native', 'ours', 'fetched']) {
     const log = seen.get(`${engine}-${who}`);
     assert.equal(log.length, 2, `${who}: one refusal, then admitted: ${JSON.stringify(log)}`);
     assert.ok(log[0].refused >= 1, `${who} was told to wait`);
