@@ -31,10 +31,10 @@ async function until(ms, cond) {
 }
 
 /** What each page runs: a shared client that records ids and whether it leads. */
-const client = (c, share, streams = 'location.origin') => `
+const client = (c, share, streams = 'location.origin', entry = 'index', more = '') => `
   window.__c = { ids: [], statuses: [] };
-  import('/pkg/index.js').then(({ ManagedEventSource }) => {
-    const es = new ManagedEventSource(${streams} + '/sse?c=${c}', { share: ${share}, lastEventIdParam: 'lastEventId', baseMs: 50, maxMs: 200 });
+  import('/pkg/${entry}.js').then(({ ManagedEventSource }) => {
+    const es = new ManagedEventSource(${streams} + '/sse?c=${c}', { share: ${share}, lastEventIdParam: 'lastEventId', baseMs: 50, maxMs: 200${more} });
     es.onmessage = (e) => window.__c.ids.push(Number(e.lastEventId));
     es.onstatus = (s) => window.__c.statuses.push(s);
     window.__c.es = es;
@@ -52,9 +52,9 @@ async function readAll(tabs, list = tabs.list) {
 const contiguous = (ids) => ids.every((id, i) => i === 0 || id === ids[i - 1] + 1);
 
 /** Four tabs, the leader's closed: the same steps with either browser, through `tabs`. */
-async function fourTabs(tabs, name) {
+async function fourTabs(tabs, name, viaFetch = false) {
   await get(`/plan?c=${name}&then=stream`);
-  for (const tab of tabs.list) await tabs.run(tab, client(name, true));
+  for (const tab of tabs.list) await tabs.run(tab, viaFetch ? client(name, true, 'location.origin', 'fetch', ", transport: 'fetch'") : client(name, true));
   assert.ok(await until(10000, async () => (await readAll(tabs)).every((s) => s.ids.length >= 20)), 'every tab gets events');
   let states = await readAll(tabs);
   let log = await get(`/log?c=${name}`);
@@ -77,6 +77,8 @@ async function fourTabs(tabs, name) {
   assert.equal(states.filter((s) => s.leader).length, 1, 'exactly one leader again');
   for (const s of states) assert.ok(contiguous(s.ids), `a tab missed or repeated an event across the failover: ${s.ids.join(',')}`);
   const resumed = Number(log.attempts[1].url.match(/lastEventId=(\d+)/)[1]);
+  // The fetch transport also sends the header a native reconnect would.
+  if (viaFetch) assert.equal(log.attempts[1].lastEventIdHeader, String(resumed));
   return { resumed, took: log.attempts[1].t - log.attempts[0].t };
 }
 
@@ -94,6 +96,19 @@ test('Chromium: four tabs share one connection; the leader closes, one takes ove
     'share-chromium',
   );
   console.log(`[figure] Chromium: after the leader's tab closed, one new connection resumed after id ${r.resumed}`);
+  await context.close();
+});
+
+test('Chromium, fetch transport: four tabs share one fetch (the leader holds it), with the same failover', async () => {
+  const context = await chromium.newContext();
+  const pages = await Promise.all([0, 1, 2, 3].map(() => context.newPage()));
+  for (const p of pages) await p.goto(`${server.url}/tests/browser/harness.html?suite=none`);
+  const r = await fourTabs(
+    { list: pages, run: (p, js) => p.evaluate(js), read: (p) => p.evaluate(new Function(state)), close: (p) => p.close() },
+    'share-fetch',
+    true,
+  );
+  console.log(`[figure] Chromium, fetch transport: after the leader's tab closed, one new connection resumed after id ${r.resumed}`);
   await context.close();
 });
 
