@@ -341,6 +341,45 @@ test('a URL function may return a Promise, on both transports of the fetch entry
   stop();
 });
 
+const visibility = (state) => {
+  Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
+  Object.defineProperty(document, 'hidden', { value: state !== 'visible', configurable: true });
+  document.dispatchEvent(new Event('visibilitychange'));
+};
+
+test('a hidden tab keeps its request open (no abort on every tab switch); pauseWhenHiddenMs closes it and resumes with Last-Event-ID', async () => {
+  await plan('hid', '', 'stream');
+  const es = new ManagedEventSource(url('hid'), F);
+  let n = 0;
+  es.onmessage = () => n++;
+  ok(await until(3000, () => n >= 3));
+  for (let i = 0; i < 5; i++) {
+    visibility('hidden');
+    await sleep(60);
+    visibility('visible');
+    await sleep(60);
+  }
+  visibility('hidden');
+  const at = n;
+  await sleep(500);
+  ok(n > at, 'events go on while hidden');
+  visibility('visible');
+  es.close();
+  eq((await log('hid')).attempts.length, 1, 'one request through five tab switches');
+  await plan('hidp', '', 'stream');
+  const es2 = new ManagedEventSource(url('hidp'), fetchOf({ pauseWhenHiddenMs: 200, baseMs: 60000, maxMs: 60000 }));
+  let m = 0;
+  es2.onmessage = () => m++;
+  ok(await until(3000, () => m >= 3));
+  visibility('hidden');
+  ok(await until(3000, async () => (await log('hidp')).open === 0), 'paused: the server sees the stream go');
+  visibility('visible');
+  ok(await until(3000, async () => (await log('hidp')).attempts.length === 2), 'visible again: at once, not after baseMs');
+  es2.close();
+  const last = (await log('hidp')).attempts[1].lastEventIdHeader;
+  ok(Number(last) >= 3, `resumed with Last-Event-ID ${last}`);
+});
+
 test('fetch chaos: 10,000 numbered events through kills, stalls and 503s, each exactly once and in order', async () => {
   await plan('fchaos', '', 'chaos', 11);
   const es = new ManagedEventSource(url('fchaos'), fetchOf({ jitter: 'full', baseMs: 5, maxMs: 40, stallTimeoutMs: 1000 }));
