@@ -84,8 +84,8 @@ export type Listener<E> = ((this: ManagedEventSource, ev: E) => unknown) | { han
 /** An EventSource that reconnects through a jittered exponential backoff ladder. */
 export declare class ManagedEventSource {
   /** `url` is what `EventSource` takes (a string or URL, resolved against the document), or a function
-   * called for every attempt (fresh tokens), which may return a Promise (awaited). Bad options throw a TypeError or RangeError naming the option. */
-  constructor(url: string | URL | (() => string | URL | Promise<string | URL>), options?: Options);
+   * called for every attempt (fresh tokens; managed-eventsource/fetch also awaits a Promise). Bad options throw a TypeError or RangeError naming the option. */
+  constructor(url: string | URL | (() => string | URL), options?: Options);
   static readonly CONNECTING: 0;
   static readonly OPEN: 1;
   static readonly CLOSED: 2;
@@ -145,7 +145,7 @@ export interface StreamHandlers {
 
 /** Seed 000's createManagedStream: connects and returns a function that stops the stream. */
 export declare function createManagedStream(
-  url: string | URL | (() => string | URL | Promise<string | URL>),
+  url: string | URL | (() => string | URL),
   handlers: StreamHandlers,
   options?: Options,
 ): () => void;

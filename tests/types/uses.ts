@@ -90,3 +90,20 @@ const lines: string = retryField(3000, 7000) + heartbeat() + heartbeat('ping');
 const written: number = broadcastRetry([{ write: (s: string) => s.length }], 30_000, { spreadMs: 30_000 });
 reject({ writeHead: () => undefined, end: () => undefined }, 1000);
 void counts, lines, written;
+
+// The fetch entry: the fetch transport's options, per-attempt functions that may be async, and its events.
+import { ManagedEventSource as FetchSource, createManagedStream as fetchStream, type FetchErrorEvent, type FetchOpenEvent } from 'managed-eventsource/fetch';
+const token = async () => 'abc';
+const fs = new FetchSource(async () => new URL('https://example.com/feed'), {
+  transport: 'fetch',
+  headers: async () => ({ Authorization: `Bearer ${await token()}` }),
+  method: 'POST',
+  body: () => JSON.stringify({ q: 1 }),
+  fetch: (url, init) => fetch(url, { ...init, headers: { ...init.headers, 'X-Trace': '1' } }),
+  maxHintMs: 30000,
+});
+fs.onopen = (ev) => console.log((ev as FetchOpenEvent).status, (ev as FetchOpenEvent).headers.get('content-type'));
+fs.onerror = (ev) => console.log((ev as FetchErrorEvent).status ?? 'network', (ev as FetchErrorEvent).message);
+fs.onmessage = (ev) => console.log(ev.data.length, fs.lastEventId);
+const stopFetch: () => void = fetchStream('/v1/chat', { onMessage: (ev) => ev.data }, { transport: 'fetch', headers: new Headers({ A: '1' }) });
+stopFetch();

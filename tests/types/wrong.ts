@@ -41,3 +41,13 @@ import { createGate as gateOf } from 'managed-eventsource/server';
 gateOf({ burst: 10 });
 // @ts-expect-error pace is a boolean
 gateOf({ ratePerSec: 1, pace: 'yes' });
+
+import { ManagedEventSource as FetchSource } from 'managed-eventsource/fetch';
+// @ts-expect-error: transport is 'eventsource' or 'fetch'
+new FetchSource('/feed', { transport: 'websocket' });
+// @ts-expect-error: headers are an object or a function
+new FetchSource('/feed', { transport: 'fetch', headers: 5 });
+// @ts-expect-error: fetch is a function
+new FetchSource('/feed', { transport: 'fetch', fetch: 'fetch' });
+// @ts-expect-error: the main entry has no fetch options
+new ManagedEventSource('/feed', { headers: { A: '1' } });
