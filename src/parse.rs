@@ -123,7 +123,9 @@ impl Parser {
                 Err(e) => {
                     // No indexing that could panic: in wasm a panic's message alone would cost the
                     // package kilobytes of formatting code (and the splits cannot fail).
-                    let (good, rest) = bytes.split_at_checked(e.valid_up_to()).unwrap_or((bytes, &[]));
+                    let (good, rest) = bytes
+                        .split_at_checked(e.valid_up_to())
+                        .unwrap_or((bytes, &[]));
                     if let Ok(text) = core::str::from_utf8(good) {
                         self.text(text, out);
                     }
@@ -166,7 +168,10 @@ impl Parser {
                 }
                 Some(at) => {
                     // `at` is an ASCII byte's, so both sides are text (see `decode` on indexing).
-                    let (line, rest) = (text.get(..at).unwrap_or(""), text.get(at + 1..).unwrap_or(""));
+                    let (line, rest) = (
+                        text.get(..at).unwrap_or(""),
+                        text.get(at + 1..).unwrap_or(""),
+                    );
                     self.after_cr = text.as_bytes().get(at) == Some(&b'\r');
                     if self.line.is_empty() {
                         self.process(line, out);

@@ -849,7 +849,10 @@ fn a_stream_the_server_ended_waits_for_reconnect_now() {
 // ---- the fetch transport: a status read off the response, and the server's retry: field ----------------
 
 fn refused(status: Option<u16>, retry_after_ms: Option<u32>) -> Input {
-    Input::Refused { status, retry_after_ms }
+    Input::Refused {
+        status,
+        retry_after_ms,
+    }
 }
 
 #[test]
@@ -858,7 +861,14 @@ fn a_refused_attempt_closes_reports_and_decides_by_its_status_with_no_probe() {
     let mut m = machine(Config::default());
     m.handle(Input::Start);
     let cmds = m.handle(refused(Some(204), None));
-    assert_eq!(cmds, [Command::CloseSource, Command::ReportError, Command::Status(Status::Closed)]);
+    assert_eq!(
+        cmds,
+        [
+            Command::CloseSource,
+            Command::ReportError,
+            Command::Status(Status::Closed)
+        ]
+    );
     assert!(m.closed());
     // 401 and 403: wait for RetryNow.
     for status in [401, 403] {
@@ -867,8 +877,13 @@ fn a_refused_attempt_closes_reports_and_decides_by_its_status_with_no_probe() {
         let cmds = m.handle(refused(Some(status), None));
         assert!(cmds.contains(&Command::Unauthorized { status }));
         assert!(delay_of(&cmds).is_none());
-        assert!(m.handle(Input::PageVisible).is_empty(), "only RetryNow retries");
-        assert!(m.handle(Input::RetryNow).contains(&Command::OpenSource { resume: false }));
+        assert!(
+            m.handle(Input::PageVisible).is_empty(),
+            "only RetryNow retries"
+        );
+        assert!(m
+            .handle(Input::RetryNow)
+            .contains(&Command::OpenSource { resume: false }));
     }
     // 404 and 410: give up at once, whatever maxAttempts says.
     for status in [404, 410] {
@@ -883,7 +898,10 @@ fn a_refused_attempt_closes_reports_and_decides_by_its_status_with_no_probe() {
         let mut m = machine(Config::default());
         m.handle(Input::Start);
         let ms = delay_of(&m.handle(refused(status, Some(50_000)))).unwrap();
-        assert!(ms <= 1000, "Retry-After is heeded only on 429 and 503, not {status:?}");
+        assert!(
+            ms <= 1000,
+            "Retry-After is heeded only on 429 and 503, not {status:?}"
+        );
     }
     // A refusal that comes when no attempt is live changes nothing.
     let mut m = machine(Config::default());
@@ -895,7 +913,10 @@ fn a_refused_attempt_closes_reports_and_decides_by_its_status_with_no_probe() {
 #[test]
 fn retry_after_on_a_refused_429_or_503_is_capped_by_max_hint_ms() {
     for status in [429, 503] {
-        let mut m = machine(Config { max_hint_ms: 20_000, ..Config::default() });
+        let mut m = machine(Config {
+            max_hint_ms: 20_000,
+            ..Config::default()
+        });
         m.handle(Input::Start);
         let ms = delay_of(&m.handle(refused(Some(status), Some(5_000)))).unwrap();
         assert!((5_000..=6_000).contains(&ms), "{ms}");
@@ -907,7 +928,10 @@ fn retry_after_on_a_refused_429_or_503_is_capped_by_max_hint_ms() {
 
 #[test]
 fn the_retry_field_is_a_floor_under_every_later_delay_until_changed() {
-    let mut m = machine(Config { max_hint_ms: 10_000, ..Config::default() });
+    let mut m = machine(Config {
+        max_hint_ms: 10_000,
+        ..Config::default()
+    });
     m.handle(Input::Start);
     m.handle(Input::Opened);
     assert!(m.handle(Input::RetryField { ms: 3_000 }).is_empty());
@@ -1035,7 +1059,10 @@ fn was_live_before_open(input: &Input, was_live: bool) -> bool {
     !was_live
         || !matches!(
             input,
-            Input::Failed { .. } | Input::Refused { .. } | Input::Stalled | Input::WatchdogFired { .. }
+            Input::Failed { .. }
+                | Input::Refused { .. }
+                | Input::Stalled
+                | Input::WatchdogFired { .. }
         )
 }
 

@@ -68,7 +68,11 @@ extern "C" {
     /// function throws synchronously, or a `TypeError` for a URL that does not parse (the first attempt's
     /// constructor rethrows it).
     #[wasm_bindgen(catch)]
-    pub(crate) fn open(link: &JsValue, resume_from: &JsValue, last_id: &JsValue) -> Result<JsValue, JsValue>;
+    pub(crate) fn open(
+        link: &JsValue,
+        resume_from: &JsValue,
+        last_id: &JsValue,
+    ) -> Result<JsValue, JsValue>;
     /// Aborts the fetch and cancels the reader; the record reads nothing more.
     pub(crate) fn stop(record: &JsValue);
     /// Dispatches a chunk's events (see the module's text). Never throws.

@@ -349,7 +349,10 @@ impl Shared {
             // EventSource's own reconnect does. The JavaScript half awaits what the user's functions return.
             let from = self.get().machine.resumed_from().clone();
             let record = super::fetch::open(&link, &id, &from);
-            return self.opened(&link, record.map(|record| (Source::Fetch(Default::default()), record)));
+            return self.opened(
+                &link,
+                record.map(|record| (Source::Fetch(Default::default()), record)),
+            );
         }
         let source = js::url_of(&link, &id).and_then(|url| {
             // Not a URL: the wait for the Promise a URL function returned (see `Code::Url`), which only
@@ -370,6 +373,8 @@ impl Shared {
             Source::Events(es) => js::attach(link, es),
             #[cfg(feature = "websocket")]
             Source::Socket(ws) => js::attach_socket(link, ws),
+            // The fetch transport's sources are made by `open`.
+            #[cfg(feature = "fetch")]
             _ => JsValue::UNDEFINED,
         };
         Ok((source, record))
@@ -467,7 +472,7 @@ impl Shared {
     pub(crate) fn socket_closed(&self, code: u16, clean: bool) {
         let close = match &self.get().transport {
             Transport::Socket { codes, .. } => crate::socket::after_close(clean, code, codes),
-            Transport::Events => return,
+            _ => return,
         };
         self.feed(match close {
             crate::socket::Close::Reconnect => Input::Failed {
@@ -487,7 +492,7 @@ impl Shared {
                 Err(crate::socket::Refused::NotQueuing) => Enqueue::NotQueuing,
                 Err(crate::socket::Refused::Full { .. }) => Enqueue::Full,
             },
-            Transport::Events => Enqueue::NotQueuing,
+            _ => Enqueue::NotQueuing,
         }
     }
 
