@@ -42,6 +42,8 @@ const ids = Array.from({ length: n }, (_, i) => String(i));
 const origin = location.origin;
 const alone = {
   'MessageEvent(type, { data, lastEventId, origin })': (i) => new MessageEvent('message', { data: datas[i], lastEventId: ids[i], origin }),
+  'MessageEvent(type, { data, lastEventId })': (i) => new MessageEvent('message', { data: datas[i], lastEventId: ids[i] }),
+  'MessageEvent(type, { data, origin })': (i) => new MessageEvent('message', { data: datas[i], origin }),
   'MessageEvent(type, { data })': (i) => new MessageEvent('message', { data: datas[i] }),
   'Event(type)': () => new Event('message'),
   'a plain object { data, lastEventId, origin }': (i) => ({ data: datas[i], lastEventId: ids[i], origin }),
@@ -95,6 +97,7 @@ for (const engine of engines().filter((e) => !only || only.includes(e.name))) {
   await browser.stop();
   server.close();
   if (!result) throw new Error(`bench:fetch: ${engine.name} did not report within 5 minutes`);
-  console.log(`\n${engine.name} (${result.ua.match(/(Firefox|Chrome|AppleWebKit)\/[\d.]+/)?.[0]}), µs per event, median of 7 rounds:`);
+  const version = result.ua.match(/Firefox\/[\d.]+/)?.[0] ?? result.ua.match(/Chrome\/[\d.]+/)?.[0] ?? result.ua.match(/AppleWebKit\/[\d.]+/)?.[0];
+  console.log(`\n${engine.name} (${version}), µs per event, median of 7 rounds:`);
   for (const [k, v] of Object.entries(result.out)) console.log(`  ${k.padEnd(56)} ${median(v).toFixed(2).padStart(7)}`);
 }

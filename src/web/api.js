@@ -86,13 +86,13 @@ const EMPTY = [];
  * a runtime call (0.1 µs). SpiderMonkey swaps a prototype in 0.06 µs, but the first own property of a DOM
  * object makes it keep the object's wrapper alive, 0.45 µs an event. Other engines keep the swap.
  */
-const FIELDS = /\n {4}at /.test(new Error().stack);
+export const FIELDS = /\n {4}at /.test(new Error().stack);
 
 /** The instance `Retargeted` gives the object it is applied to. */
 let to = null;
 
 /** Returns its argument, so that a subclass's fields are defined on that object rather than a new one. */
-class Given {
+export class Given {
   constructor(e) {
     return e;
   }

@@ -39,6 +39,15 @@ test('resume: the Last-Event-ID header carries the last id, and lastEventIdParam
   eq(attempts.slice(0, 3).map((a) => a.lastEventIdHeader), [null, '3', '5']);
   ok(!attempts[0].url.includes('lastEventId=') && attempts[1].url.endsWith('lastEventId=3'), attempts[1].url);
   eq(seen.events.map((e) => e[2]), ['1', '2', '3', '4', '5'], 'each id once, in order');
+  // The events are MessageEvents with the stream's origin, retargeted to the instance, as EventSource's are.
+  let ev;
+  const es2 = new ManagedEventSource(url('lid2'), F);
+  await plan('lid2', '', 'stream');
+  es2.addEventListener('message', (e) => (ev ??= { e, target: e.target, current: e.currentTarget }));
+  ok(await until(3000, () => ev));
+  es2.close();
+  ok(ev.e instanceof MessageEvent, 'a MessageEvent');
+  eq([ev.e.origin, ev.e.type, ev.target === es2, ev.current === es2, ev.e.currentTarget], [location.origin, 'message', true, true, null]);
   eq(es.lastEventId, '5');
 });
 
