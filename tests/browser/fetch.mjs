@@ -20,7 +20,7 @@ test('a fresh token on every attempt (sync and async headers), Accept added, and
   eq(attempts.slice(0, 4).map((a) => a.auth), ['Bearer t1', 'Bearer t2', 'Bearer t3', 'Bearer t4']);
   ok(attempts.every((a) => a.accept === 'text/event-stream'), 'Accept: text/event-stream');
   // A Headers object and a plain object, given once.
-  await plan('tok2', '', 'events:1');
+  await plan('tok2', '', 'stall');
   const h = new Headers({ 'X-One': '1' });
   const es2 = new ManagedEventSource(url('tok2'), fetchOf({ headers: h }));
   ok(await until(3000, () => es2.status === 'open'));
@@ -121,7 +121,7 @@ test('429 and 503 honour Retry-After (capped by maxHintMs); the retry: field is 
   const t = (await log('ra')).attempts.map((a) => a.t);
   ok(t[1] - t[0] >= 990 && t[2] - t[1] >= 990, `gaps ${t[1] - t[0]}, ${t[2] - t[1]} ms`);
   // Capped: Retry-After 3600 s with maxHintMs 300 waits 300 ms plus the ladder's.
-  await plan('racap', 'ra:503:3600', 'events:1');
+  await plan('racap', 'ra:503:3600', 'stall');
   const es2 = new ManagedEventSource(url('racap'), fetchOf({ maxHintMs: 300 }));
   ok(await until(4000, () => es2.status === 'open'));
   es2.close();
