@@ -81,3 +81,6 @@ pub mod storm;
 
 #[cfg(target_arch = "wasm32")]
 pub mod web;
+
+#[cfg(all(target_arch = "wasm32", not(feature = "small")))]
+pub mod browser;

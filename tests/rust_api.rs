@@ -1,0 +1,328 @@
+//! The Rust API (`managed_eventsource::browser`) in a real browser (`wasm-pack test --headless`), against the
+//! fault-injecting server `npm test` starts (tests/server/sse-server.mjs): the ladder, resume, `close()` from
+//! inside a callback, dropping closes, listener guards, bad options as an `Err`, and 1,000 cycles that leave
+//! no connection, listener or timer behind.
+#![cfg(target_arch = "wasm32")]
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use managed_eventsource::browser::{Error, ManagedEventSource, Options};
+use managed_eventsource::machine::Status;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use wasm_bindgen_futures::JsFuture;
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+const SERVER: &str = match option_env!("SSE_TEST_SERVER") {
+    Some(s) => s,
+    None => "http://127.0.0.1:7357",
+};
+
+#[wasm_bindgen(inline_js = r#"
+export function sleep(ms) { return new Promise((r) => setTimeout(r, ms)); }
+export function get(url) { return fetch(url, { cache: 'no-store' }).then((r) => r.json()); }
+"#)]
+extern "C" {
+    fn sleep(ms: f64) -> js_sys::Promise;
+    fn get(url: &str) -> js_sys::Promise;
+}
+
+async fn wait(ms: f64) {
+    JsFuture::from(sleep(ms)).await.unwrap();
+}
+
+async fn json(path: &str) -> JsValue {
+    JsFuture::from(get(&format!("{SERVER}{path}")))
+        .await
+        .unwrap()
+}
+
+async fn plan(c: &str, steps: &str, then: &str) {
+    json(&format!("/plan?c={c}&steps={steps}&then={then}")).await;
+}
+
+/// The server's log of client `c`: attempts, and streams open now.
+async fn attempts(c: &str) -> (u32, u32, Vec<String>) {
+    let log = json(&format!("/log?c={c}")).await;
+    let list: js_sys::Array = js_sys::Reflect::get(&log, &"attempts".into())
+        .unwrap()
+        .into();
+    let urls = list
+        .iter()
+        .map(|a| {
+            js_sys::Reflect::get(&a, &"url".into())
+                .unwrap()
+                .as_string()
+                .unwrap()
+        })
+        .collect();
+    let open = js_sys::Reflect::get(&log, &"open".into())
+        .unwrap()
+        .as_f64()
+        .unwrap() as u32;
+    (list.length(), open, urls)
+}
+
+/// Polls `cond` every 10 ms for up to `ms` (times four, as the page suites allow a busy machine).
+async fn until(ms: f64, mut cond: impl FnMut() -> bool) -> bool {
+    let mut waited = 0.0;
+    while waited < ms * 4.0 {
+        if cond() {
+            return true;
+        }
+        wait(10.0).await;
+        waited += 10.0;
+    }
+    cond()
+}
+
+fn url(c: &str) -> String {
+    format!("{SERVER}/sse?c={c}")
+}
+
+fn quick() -> Options {
+    Options {
+        jitter: managed_eventsource::ladder::Strategy::None,
+        base_ms: 50.0,
+        max_ms: 200.0,
+        ..Options::default()
+    }
+}
+
+#[wasm_bindgen_test]
+async fn the_ladder_recovers_and_resumes_each_event_once() {
+    plan("rs-ladder", "503,500,events:3", "events:3").await;
+    let es = ManagedEventSource::new(
+        &url("rs-ladder"),
+        Options {
+            last_event_id_param: Some("lastEventId"),
+            ..quick()
+        },
+    )
+    .unwrap();
+    let ids = Rc::new(RefCell::new(Vec::<String>::new()));
+    let statuses = Rc::new(RefCell::new(Vec::new()));
+    let retries = Rc::new(RefCell::new(Vec::new()));
+    let _m = {
+        let ids = ids.clone();
+        es.on_message(move |ev| ids.borrow_mut().push(ev.last_event_id()))
+    };
+    {
+        let statuses = statuses.clone();
+        es.on_status(move |s| statuses.borrow_mut().push(s));
+        let retries = retries.clone();
+        es.on_retry(move |attempt, delay| retries.borrow_mut().push((attempt, delay)));
+    }
+    assert!(
+        until(5000.0, || ids.borrow().len() >= 6).await,
+        "{:?}",
+        ids.borrow()
+    );
+    assert_eq!(ids.borrow()[..6], ["1", "2", "3", "4", "5", "6"]);
+    assert_eq!(es.last_event_id(), ids.borrow().last().unwrap().as_str());
+    assert_eq!(
+        retries.borrow()[..2],
+        [(1, 50), (2, 100)],
+        "the ladder, without jitter"
+    );
+    assert!(statuses.borrow().contains(&Status::Open));
+    let (_, _, urls) = attempts("rs-ladder").await;
+    assert!(urls[3].ends_with("lastEventId=3"), "{urls:?}");
+    es.close();
+    assert_eq!(es.status(), Status::Closed);
+    assert_eq!(es.ready_state(), 2);
+}
+
+#[wasm_bindgen_test]
+async fn close_from_inside_a_callback_and_dropping_close_the_stream() {
+    plan("rs-close", "", "stream").await;
+    let es = Rc::new(RefCell::new(None::<ManagedEventSource>));
+    let seen = Rc::new(RefCell::new(0));
+    let client = ManagedEventSource::new(&url("rs-close"), quick()).unwrap();
+    let listener = {
+        let (es, seen) = (es.clone(), seen.clone());
+        client.on_message(move |_| {
+            *seen.borrow_mut() += 1;
+            if *seen.borrow() == 3 {
+                if let Some(es) = es.borrow().as_ref() {
+                    es.close();
+                }
+            }
+        })
+    };
+    *es.borrow_mut() = Some(client);
+    assert!(until(3000.0, || *seen.borrow() >= 3).await);
+    wait(200.0).await;
+    assert_eq!(*seen.borrow(), 3, "nothing after close()");
+    assert_eq!(es.borrow().as_ref().unwrap().status(), Status::Closed);
+    drop(listener);
+    es.borrow_mut().take();
+    // Dropping a client that streams closes it: the server sees the connection go.
+    plan("rs-drop", "", "stream").await;
+    let client = ManagedEventSource::new(&url("rs-drop"), quick()).unwrap();
+    let n = Rc::new(RefCell::new(0));
+    let guard = {
+        let n = n.clone();
+        client.on_message(move |_| *n.borrow_mut() += 1)
+    };
+    assert!(until(3000.0, || *n.borrow() >= 2).await);
+    drop(client);
+    let mut open = 1;
+    for _ in 0..200 {
+        open = attempts("rs-drop").await.1;
+        if open == 0 {
+            break;
+        }
+        wait(20.0).await;
+    }
+    assert_eq!(open, 0, "dropping closed the stream");
+    drop(guard);
+}
+
+#[wasm_bindgen_test]
+async fn a_dropped_listener_hears_nothing_more_and_bad_options_are_an_err() {
+    plan("rs-guard", "", "stream").await;
+    let es = ManagedEventSource::new(&url("rs-guard"), quick()).unwrap();
+    let (a, b) = (Rc::new(RefCell::new(0)), Rc::new(RefCell::new(0)));
+    let ga = {
+        let a = a.clone();
+        es.on_message(move |_| *a.borrow_mut() += 1)
+    };
+    let _gb = {
+        let b = b.clone();
+        es.on_message(move |_| *b.borrow_mut() += 1)
+    };
+    assert!(until(3000.0, || *a.borrow() >= 2).await);
+    drop(ga);
+    let at = *a.borrow();
+    let bt = *b.borrow();
+    assert!(until(3000.0, || *b.borrow() >= bt + 3).await);
+    assert_eq!(*a.borrow(), at, "the dropped listener");
+    drop(es);
+    for (options, option) in [
+        (
+            Options {
+                base_ms: -1.0,
+                ..Options::default()
+            },
+            "baseMs",
+        ),
+        (
+            Options {
+                factor: 0.5,
+                ..Options::default()
+            },
+            "factor",
+        ),
+        (
+            Options {
+                max_ms: 10.0,
+                base_ms: 100.0,
+                ..Options::default()
+            },
+            "maxMs",
+        ),
+        (
+            Options {
+                last_event_id_param: Some(""),
+                ..Options::default()
+            },
+            "lastEventIdParam",
+        ),
+    ] {
+        match ManagedEventSource::new(&url("never"), options) {
+            Err(Error::Option(e)) => assert_eq!(e.option, option),
+            Err(e) => panic!("{option}: {e}"),
+            Ok(_) => panic!("{option}: accepted"),
+        }
+    }
+    assert!(matches!(
+        ManagedEventSource::new("http://[bad", Options::default()),
+        Err(Error::Url(_))
+    ));
+    assert_eq!(attempts("never").await.0, 0);
+}
+
+#[wasm_bindgen_test]
+async fn a_url_function_gives_each_attempt_a_fresh_url_and_1000_cycles_leave_nothing() {
+    plan("rs-url", "503", "events:1").await;
+    let n = Rc::new(RefCell::new(0));
+    let es = {
+        let n = n.clone();
+        ManagedEventSource::with_url_fn(
+            move || {
+                *n.borrow_mut() += 1;
+                format!("{}&token={}", url("rs-url"), n.borrow())
+            },
+            quick(),
+        )
+        .unwrap()
+    };
+    let got = Rc::new(RefCell::new(0));
+    let _g = {
+        let got = got.clone();
+        es.on_message(move |_| *got.borrow_mut() += 1)
+    };
+    assert!(until(3000.0, || *got.borrow() >= 1).await);
+    drop(es);
+    let (_, _, urls) = attempts("rs-url").await;
+    assert!(
+        urls[0].ends_with("token=1") && urls[1].ends_with("token=2"),
+        "{urls:?}"
+    );
+    // 1,100 connection cycles of one client (each stream sends one event and ends; no delay between):
+    // wasm memory is the same after 100 and after 1,100, as for the JavaScript API (tests/browser/api.mjs).
+    let memory = || {
+        wasm_bindgen::memory()
+            .unchecked_into::<js_sys::WebAssembly::Memory>()
+            .buffer()
+            .unchecked_into::<js_sys::ArrayBuffer>()
+            .byte_length()
+    };
+    plan("rs-cycles", "", "events:1").await;
+    let es = ManagedEventSource::new(
+        &url("rs-cycles"),
+        Options {
+            base_ms: 0.0,
+            ..quick()
+        },
+    )
+    .unwrap();
+    let opens = Rc::new(RefCell::new(0u32));
+    let _o = {
+        let opens = opens.clone();
+        es.on_open(move |_| *opens.borrow_mut() += 1)
+    };
+    let _m = es.on_message(|_| {});
+    assert!(until(30000.0, || *opens.borrow() >= 100).await);
+    let before = memory();
+    assert!(
+        until(120000.0, || *opens.borrow() >= 1100).await,
+        "1,000 more cycles"
+    );
+    let after = memory();
+    assert!(
+        after <= before + 65536,
+        "wasm memory grew from {before} to {after} bytes"
+    );
+    drop(es);
+    // 1,000 clients made, listened to and dropped at once: none is left connected.
+    plan("rs-many", "", "stall").await;
+    for _ in 0..1000 {
+        let es = ManagedEventSource::new(&url("rs-many"), quick()).unwrap();
+        let _l = es.on_message(|_| {});
+        es.on_status(|_| {});
+    }
+    let mut open = 1;
+    for _ in 0..200 {
+        open = attempts("rs-many").await.1;
+        if open == 0 {
+            break;
+        }
+        wait(20.0).await;
+    }
+    assert_eq!(open, 0, "no stream left open");
+}
