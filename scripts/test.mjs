@@ -78,7 +78,8 @@ async function browserTests(browser) {
   const server = await startServer();
   console.log(`[test] SSE test server on ${server.url}`);
   try {
-    return await run('wasm-pack', ['test', '--headless', `--${browser}`], {
+    // With `stream`, so that the Rust API's `events()` is tested too (tests/rust_api.rs).
+    return await run('wasm-pack', ['test', '--headless', `--${browser}`, '--features', 'stream'], {
       SSE_TEST_SERVER: server.url,
       WASM_BINDGEN_TEST_TIMEOUT: '300',
     });
@@ -95,7 +96,7 @@ if (ready) {
   await step('cargo clippy (wasm32) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--', '-D', 'warnings'));
   await step('cargo clippy (wasm32, websocket) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'websocket', '--', '-D', 'warnings'));
   await step('cargo clippy (wasm32, fetch) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'fetch', '--', '-D', 'warnings'));
-  await step('cargo clippy (wasm32, all features) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'websocket,fetch,demo', '--', '-D', 'warnings'));
+  await step('cargo clippy (wasm32, all features) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'websocket,fetch,demo,stream', '--', '-D', 'warnings'));
   await step('native tests: cargo test', cargo('test'));
   for (const browser of ['chrome', 'firefox']) {
     await step(`browser tests in ${browser}: wasm-pack test --headless --${browser}`, () => browserTests(browser));

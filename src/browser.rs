@@ -133,9 +133,16 @@ fn js_options(o: &Options) -> Result<Object, OptionError> {
 /// The callbacks a client holds, so that they live as long as it does.
 #[derive(Default)]
 struct Callbacks {
+    /// The client's own `onstatus`, which calls `user_status` and wakes the `events()` streams. Held,
+    /// not read: the JavaScript half calls it.
+    #[allow(dead_code)]
     status: Option<Closure<dyn FnMut(JsValue)>>,
+    user_status: Option<Box<dyn FnMut(Status)>>,
     retry: Option<Closure<dyn FnMut(JsValue)>>,
     give_up: Option<Closure<dyn FnMut(JsValue)>>,
+    /// What `events()` streams wait on, woken by each event and by `close()`.
+    #[cfg(feature = "stream")]
+    wakers: alloc::vec::Vec<core::task::Waker>,
     /// Held, not read: the JavaScript half calls it before each attempt.
     #[allow(dead_code)]
     url: Option<Closure<dyn FnMut() -> JsValue>>,
@@ -178,10 +185,28 @@ impl ManagedEventSource {
             .unchecked_into();
         let args = js_sys::Array::of2(&url, &options);
         let es = Reflect::construct(&class, &args).map_err(Error::Url)?;
-        Ok(ManagedEventSource {
-            es,
-            callbacks: Rc::new(RefCell::new(callbacks)),
-        })
+        let callbacks = Rc::new(RefCell::new(callbacks));
+        // The one `onstatus` of the JavaScript instance: the user's callback (taken out while it runs, so
+        // that it may replace itself), then the streams waiting for the end.
+        let weak = Rc::downgrade(&callbacks);
+        let on_status = Closure::<dyn FnMut(JsValue)>::new(move |s: JsValue| {
+            let (Some(status), Some(callbacks)) = (status_of(&s), weak.upgrade()) else {
+                return;
+            };
+            let user = callbacks.borrow_mut().user_status.take();
+            if let Some(mut f) = user {
+                f(status);
+                callbacks.borrow_mut().user_status.get_or_insert(f);
+            }
+            #[cfg(feature = "stream")]
+            if status == Status::Closed {
+                let wakers = core::mem::take(&mut callbacks.borrow_mut().wakers);
+                wakers.into_iter().for_each(core::task::Waker::wake);
+            }
+        });
+        set(&es, "onstatus", on_status.as_ref());
+        callbacks.borrow_mut().status = Some(on_status);
+        Ok(ManagedEventSource { es, callbacks })
     }
 
     /// Calls `f` with every `message` event, until the guard is dropped.
@@ -220,14 +245,8 @@ impl ManagedEventSource {
     }
 
     /// Calls `f` with each new status (replacing any earlier callback).
-    pub fn on_status(&self, mut f: impl FnMut(Status) + 'static) {
-        let c = Closure::<dyn FnMut(JsValue)>::new(move |s: JsValue| {
-            if let Some(status) = status_of(&s) {
-                f(status)
-            }
-        });
-        set(&self.es, "onstatus", c.as_ref());
-        self.callbacks.borrow_mut().status = Some(c);
+    pub fn on_status(&self, f: impl FnMut(Status) + 'static) {
+        self.callbacks.borrow_mut().user_status = Some(Box::new(f));
     }
 
     /// Calls `f(attempt, delay_ms)` for each reconnect scheduled (replacing any earlier callback).
@@ -282,6 +301,55 @@ impl ManagedEventSource {
     /// Closes for good: the source and any pending retry; [`Status::Closed`]. Also what dropping does.
     pub fn close(&self) {
         self.call("close");
+        #[cfg(feature = "stream")]
+        {
+            let wakers = core::mem::take(&mut self.callbacks.borrow_mut().wakers);
+            wakers.into_iter().for_each(core::task::Waker::wake);
+        }
+    }
+
+    /// The `message` events as a [`futures_core::Stream`], in order, ending once the client is closed
+    /// (by [`close`](Self::close), by dropping it, or by the server's 204). Events that arrive before the
+    /// stream is polled wait in it. Feature `stream`.
+    ///
+    /// ```no_run
+    /// # async fn run() {
+    /// use futures_util::StreamExt;
+    /// use managed_eventsource::browser::{ManagedEventSource, Options};
+    ///
+    /// let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let mut events = feed.events();
+    /// while let Some(ev) = events.next().await {
+    ///     web_sys::console::log_1(&ev.data());
+    /// }
+    /// # }
+    /// ```
+    #[cfg(feature = "stream")]
+    pub fn events(&self) -> Events {
+        let queue = Rc::new(RefCell::new(alloc::collections::VecDeque::new()));
+        let callbacks = self.callbacks.clone();
+        let wake = {
+            let callbacks = callbacks.clone();
+            move || {
+                let wakers = core::mem::take(&mut callbacks.borrow_mut().wakers);
+                wakers.into_iter().for_each(core::task::Waker::wake);
+            }
+        };
+        let messages = {
+            let (queue, wake) = (queue.clone(), wake.clone());
+            self.on_message(move |ev| {
+                queue.borrow_mut().push_back(ev);
+                wake();
+            })
+        };
+        // The end is told by the client's status (see `make`).
+        drop(wake);
+        Events {
+            es: self.es.clone(),
+            queue,
+            callbacks,
+            _listener: messages,
+        }
     }
 
     fn call(&self, method: &str) {
@@ -297,6 +365,37 @@ impl Drop for ManagedEventSource {
         for key in ["onstatus", "onretry", "ongiveup"] {
             set(&self.es, key, &JsValue::NULL);
         }
+    }
+}
+
+/// The `message` events of a client, as a [`futures_core::Stream`] (see [`ManagedEventSource::events`]).
+#[cfg(feature = "stream")]
+pub struct Events {
+    es: JsValue,
+    queue: Rc<RefCell<alloc::collections::VecDeque<MessageEvent>>>,
+    callbacks: Rc<RefCell<Callbacks>>,
+    _listener: Listener,
+}
+
+#[cfg(feature = "stream")]
+impl futures_core::Stream for Events {
+    type Item = MessageEvent;
+
+    fn poll_next(
+        self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<Option<MessageEvent>> {
+        if let Some(ev) = self.queue.borrow_mut().pop_front() {
+            return core::task::Poll::Ready(Some(ev));
+        }
+        if status_of(&get(&self.es, "status")) == Some(Status::Closed) {
+            return core::task::Poll::Ready(None);
+        }
+        let mut callbacks = self.callbacks.borrow_mut();
+        if !callbacks.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            callbacks.wakers.push(cx.waker().clone());
+        }
+        core::task::Poll::Pending
     }
 }
 

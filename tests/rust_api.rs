@@ -326,3 +326,90 @@ async fn a_url_function_gives_each_attempt_a_fresh_url_and_1000_cycles_leave_not
     }
     assert_eq!(open, 0, "no stream left open");
 }
+
+/// `events()`: every message in order, and the end once the client closes (`npm test` builds these tests
+/// with the `stream` feature).
+#[cfg(feature = "stream")]
+#[wasm_bindgen_test]
+async fn events_stream_every_message_and_end_when_the_client_closes() {
+    use futures_core::Stream;
+    use std::pin::Pin;
+    async fn next(
+        events: &mut managed_eventsource::browser::Events,
+    ) -> Option<web_sys::MessageEvent> {
+        std::future::poll_fn(|cx| Pin::new(&mut *events).poll_next(cx)).await
+    }
+    plan("rs-stream", "events:3,503", "events:3").await;
+    let es = ManagedEventSource::new(
+        &url("rs-stream"),
+        Options {
+            last_event_id_param: Some("lastEventId"),
+            ..quick()
+        },
+    )
+    .unwrap();
+    let mut events = es.events();
+    let mut ids = Vec::new();
+    while ids.len() < 6 {
+        ids.push(next(&mut events).await.unwrap().last_event_id());
+    }
+    assert_eq!(ids, ["1", "2", "3", "4", "5", "6"]);
+    es.close();
+    assert!(
+        next(&mut events).await.is_none(),
+        "the stream ends with the client"
+    );
+    // A server's 204 ends it too (with `probe`, an EventSource learns the status: the second 204 is the
+    // probe's); dropping the client ends a stream that waits.
+    plan("rs-204", "events:1,204,204", "stream").await;
+    let es = ManagedEventSource::new(
+        &url("rs-204"),
+        Options {
+            probe: true,
+            ..quick()
+        },
+    )
+    .unwrap();
+    let mut events = es.events();
+    assert!(next(&mut events).await.is_some());
+    assert!(next(&mut events).await.is_none(), "204: closed");
+    plan("rs-sdrop", "", "stall").await;
+    let es = ManagedEventSource::new(&url("rs-sdrop"), quick()).unwrap();
+    let mut events = es.events();
+    let pending = async move { next(&mut events).await };
+    let dropper = async move {
+        wait(100.0).await;
+        drop(es);
+    };
+    let (got, ()) = join(pending, dropper).await;
+    assert!(got.is_none(), "dropping the client ends its stream");
+}
+
+/// Runs two futures to completion on one thread (no executor crate needed).
+#[cfg(feature = "stream")]
+async fn join<A: std::future::Future, B: std::future::Future>(
+    a: A,
+    b: B,
+) -> (A::Output, B::Output) {
+    let (mut a, mut b) = (Box::pin(a), Box::pin(b));
+    let (mut ra, mut rb) = (None, None);
+    std::future::poll_fn(|cx| {
+        if ra.is_none() {
+            if let std::task::Poll::Ready(v) = a.as_mut().poll(cx) {
+                ra = Some(v);
+            }
+        }
+        if rb.is_none() {
+            if let std::task::Poll::Ready(v) = b.as_mut().poll(cx) {
+                rb = Some(v);
+            }
+        }
+        if ra.is_some() && rb.is_some() {
+            std::task::Poll::Ready(())
+        } else {
+            std::task::Poll::Pending
+        }
+    })
+    .await;
+    (ra.unwrap(), rb.unwrap())
+}
