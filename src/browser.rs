@@ -314,12 +314,14 @@ impl ManagedEventSource {
     ///
     /// ```no_run
     /// # async fn run() {
-    /// use futures_util::StreamExt;
+    /// use core::pin::Pin;
+    /// use futures_core::Stream;
     /// use managed_eventsource::browser::{ManagedEventSource, Options};
     ///
     /// let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
     /// let mut events = feed.events();
-    /// while let Some(ev) = events.next().await {
+    /// // Any executor's `next()` does this (futures' StreamExt, for one).
+    /// while let Some(ev) = core::future::poll_fn(|cx| Pin::new(&mut events).poll_next(cx)).await {
     ///     web_sys::console::log_1(&ev.data());
     /// }
     /// # }
