@@ -113,7 +113,17 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
 
   const frame = (id, type, data) => (type ? `event: ${type}\n` : '') + `id: ${id}\ndata: ${data}\n\n`;
 
+  /** A request with a body (the fetch transport's POST) is answered once its body has arrived, so that
+   * the log holds it whatever the answer (a 503 ends the connection at once). */
   function sse(req, res, url) {
+    if (req.method === 'GET' || req.method === 'HEAD') return sseNow(req, res, url, '');
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (d) => (body += d));
+    req.on('end', () => sseNow(req, res, url, body));
+  }
+
+  function sseNow(req, res, url, requestBody) {
     const name = url.searchParams.get('c') ?? 'default';
     const c = client(name);
     // Requests not yet finished, answered or not (a held one counts too), until the connection goes.
@@ -133,11 +143,9 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       method: req.method,
       auth: req.headers.authorization ?? null,
       accept: req.headers.accept ?? null,
-      body: '',
+      body: requestBody,
     };
     c.log.push(entry);
-    req.setEncoding('utf8');
-    req.on('data', (d) => (entry.body += d));
     if (!quiet) console.log(`[sse] ${name} ${req.url} -> ${step}`);
 
     res.shouldKeepAlive = false;
