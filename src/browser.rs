@@ -200,8 +200,7 @@ impl ManagedEventSource {
             }
             #[cfg(feature = "stream")]
             if status == Status::Closed {
-                let wakers = core::mem::take(&mut callbacks.borrow_mut().wakers);
-                wakers.into_iter().for_each(core::task::Waker::wake);
+                wake(&callbacks);
             }
         });
         set(&es, "onstatus", on_status.as_ref());
@@ -302,10 +301,7 @@ impl ManagedEventSource {
     pub fn close(&self) {
         self.call("close");
         #[cfg(feature = "stream")]
-        {
-            let wakers = core::mem::take(&mut self.callbacks.borrow_mut().wakers);
-            wakers.into_iter().for_each(core::task::Waker::wake);
-        }
+        wake(&self.callbacks);
     }
 
     /// The `message` events as a [`futures_core::Stream`], in order, ending once the client is closed
@@ -330,22 +326,14 @@ impl ManagedEventSource {
     pub fn events(&self) -> Events {
         let queue = Rc::new(RefCell::new(alloc::collections::VecDeque::new()));
         let callbacks = self.callbacks.clone();
-        let wake = {
-            let callbacks = callbacks.clone();
-            move || {
-                let wakers = core::mem::take(&mut callbacks.borrow_mut().wakers);
-                wakers.into_iter().for_each(core::task::Waker::wake);
-            }
-        };
+        // Each message wakes the streams; the end is told by the client's status (see `make`).
         let messages = {
-            let (queue, wake) = (queue.clone(), wake.clone());
+            let (queue, callbacks) = (queue.clone(), callbacks.clone());
             self.on_message(move |ev| {
                 queue.borrow_mut().push_back(ev);
-                wake();
+                wake(&callbacks);
             })
         };
-        // The end is told by the client's status (see `make`).
-        drop(wake);
         Events {
             es: self.es.clone(),
             queue,
@@ -368,6 +356,13 @@ impl Drop for ManagedEventSource {
             set(&self.es, key, &JsValue::NULL);
         }
     }
+}
+
+/// Wakes the `events()` streams waiting on `callbacks` (the borrow ends before any waker runs).
+#[cfg(feature = "stream")]
+fn wake(callbacks: &RefCell<Callbacks>) {
+    let wakers = core::mem::take(&mut callbacks.borrow_mut().wakers);
+    wakers.into_iter().for_each(core::task::Waker::wake);
 }
 
 /// The `message` events of a client, as a [`futures_core::Stream`] (see [`ManagedEventSource::events`]).

@@ -196,6 +196,14 @@ export function arrived(c, type, e, list, hint) {
   if (link.until) until(link, e);
 }
 
+/** Gives the shell input `code` with `a` and `b`, while `ev` is the event a notification it makes carries
+ * (the browser's open, error or close event, or one of the fetch transport's). */
+export function inputWith(link, ev, code, a, b) {
+  link.ev = ev;
+  link.s.input(code, a, b);
+  link.ev = null;
+}
+
 export function listen(c, type, f) {
   c.es.addEventListener(type, f);
   c.fs.push(type, f);
@@ -220,9 +228,7 @@ export const attach = guard(function attach(link, es) {
     listen(c, type, (e) => {
       // A server's event named open or error is an ordinary named event, delivered as the browser does.
       if (named(e)) return arrived(c, type, e, link.t.get(type)?.l ?? EMPTY);
-      link.ev = e;
-      link.s.input(code, es.readyState === 2);
-      link.ev = null;
+      inputWith(link, e, code, es.readyState === 2);
     });
   }
   if (link.hint) relay(c, link.hint);

@@ -11,7 +11,7 @@
 // reader.
 
 import { I_OPENED, I_FAILED, I_REFUSED, I_URL } from './boundary.js';
-import { arrived, fail, finish, guard, report, retryAfterMs, FIELDS, Given, PREFIX } from './api.js';
+import { arrived, fail, finish, guard, inputWith, report, retryAfterMs, FIELDS, Given, PREFIX } from './api.js';
 
 /** The methods `fetch` refuses. */
 const FORBIDDEN = /^(connect|trace|track)$/i;
@@ -87,7 +87,7 @@ export function open(link, id, last) {
 
 async function read(c, u, url, id) {
   const link = c.link, f = link.f;
-  let step = 'url';
+  let step = 'url', ended;
   try {
     // Nothing here runs inside the call that opened the attempt: the first one's is the constructor's,
     // before the instance has its shell.
@@ -118,16 +118,11 @@ async function read(c, u, url, id) {
     if (!stream) {
       discard(r);
       const why = status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
-      link.ev = failure(status, why);
-      link.s.input(I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
-      link.ev = null;
-      return;
+      return inputWith(link, failure(status, why), I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
     }
     c.origin = new URL(r.url || url[1]).origin;
     c.rd = r.body.getReader();
-    link.ev = Object.assign(new Event('open'), { status, headers: r.headers });
-    link.s.input(I_OPENED);
-    link.ev = null;
+    inputWith(link, Object.assign(new Event('open'), { status, headers: r.headers }), I_OPENED);
     step = 'read';
     for (;;) {
       if (c.dead) return;
@@ -143,17 +138,17 @@ async function read(c, u, url, id) {
       c.seen = c; // bytes count as life for the stall watchdog (api.js's `active`), comments included
       f.chunk(link.s.p, value);
     }
-    link.ev = failure(undefined, 'the server ended the stream');
+    ended = failure(undefined, 'the server ended the stream');
   } catch (e) {
     if (c.dead) return;
     // The user's own code failed (or handed us something fetch could not use): that is reported, as a
     // listener's exception is. A fetch that rejects is the network's failure, told by the error event.
-    if (step !== 'fetch' && step !== 'read') report(e);
+    const network = step === 'fetch' || step === 'read';
+    if (!network) report(e);
     const why = String(e?.message ?? e).replace(PREFIX, '');
-    link.ev = failure(undefined, step === 'fetch' || step === 'read' ? 'the request failed: ' + why : 'the ' + step + ' failed: ' + why);
+    ended = failure(undefined, network ? 'the request failed: ' + why : 'the ' + step + ' failed: ' + why);
   }
-  link.s.input(I_FAILED, 1);
-  link.ev = null;
+  inputWith(link, ended, I_FAILED, 1);
 }
 
 /**

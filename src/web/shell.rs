@@ -349,10 +349,7 @@ impl Shared {
             // EventSource's own reconnect does. The JavaScript half awaits what the user's functions return.
             let from = self.get().machine.resumed_from().clone();
             let record = super::fetch::open(&link, &id, &from);
-            return self.opened(
-                &link,
-                record.map(|record| (Source::Fetch(Default::default()), record)),
-            );
+            return self.opened(record.map(|record| (Source::Fetch(Default::default()), record)));
         }
         let source = js::url_of(&link, &id).and_then(|url| {
             // Not a URL: the wait for the Promise a URL function returned (see `Code::Url`), which only
@@ -363,7 +360,7 @@ impl Shared {
             }
             self.source(&url, &link)
         });
-        self.opened(&link, source);
+        self.opened(source);
     }
 
     /// A source for `url`, with the JavaScript half's listeners on it.
@@ -393,11 +390,11 @@ impl Shared {
         let Some(link) = self.link() else { return };
         let url = js::item(&wait, 0.0);
         let source = self.source(&url, &link);
-        self.opened(&link, source);
+        self.opened(source);
     }
 
     /// Keeps the connection an attempt made, or fails the attempt with what it threw.
-    fn opened(&self, _link: &JsValue, source: Result<(Source, JsValue), JsValue>) {
+    fn opened(&self, source: Result<(Source, JsValue), JsValue>) {
         let source = match source {
             Ok(s) => s,
             Err(e) => {
@@ -444,7 +441,7 @@ impl Shared {
     pub(crate) fn chunk(&self, bytes: &[u8]) {
         let mut text = alloc::string::String::new();
         let mut retry = None;
-        let mut records = None;
+        let mut live = None;
         {
             let mut core = self.get_mut();
             let Some(Connection {
@@ -456,13 +453,13 @@ impl Shared {
             };
             stream.feed(bytes, &mut text, &mut retry);
             if !text.is_empty() {
-                records = Some(record.clone());
+                live = Some(record.clone());
             }
         }
         if let Some(ms) = retry {
             self.feed(Input::RetryField { ms });
         }
-        if let Some(record) = records {
+        if let Some(record) = live {
             super::fetch::events(&record, &text);
         }
     }

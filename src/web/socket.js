@@ -4,7 +4,7 @@
 // message sent while disconnected may wait; this file keeps the messages that wait (the queue's one place),
 // relays each received message without entering wasm, and sends on an open socket straight away.
 
-import { ask, deliver, dress, fail, fire, guard, linkOf, listen, NAMES, own, readOptions, slot, PREFIX } from './api.js';
+import { ask, deliver, dress, fail, fire, guard, inputWith, linkOf, listen, NAMES, own, readOptions, slot, PREFIX } from './api.js';
 import {
   I_OPENED, I_RETRY_NOW, I_CLOSE, I_SOCKET_CLOSED, I_ENQUEUE, I_STATUS, I_READY_STATE, I_ATTEMPT, I_CLOSED,
   Q_NOT_QUEUING, Q_FULL, S_CLOSED, V_CODES, V_CODE_COUNT, V_PROTOCOLS, V_START, V_TRANSPORT,
@@ -46,22 +46,14 @@ export const attachSocket = guard((link, ws) => {
   const c = { link, es: ws, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
   ws.binaryType = link.binaryType;
   const s = slot(link, 'message');
-  listen(c, 'open', (e) => {
-    link.ev = e;
-    link.s.input(I_OPENED);
-    link.ev = null;
-  });
+  listen(c, 'open', (e) => inputWith(link, e, I_OPENED));
   listen(c, 'message', (e) => {
     c.last = e; // for the stall watchdog
     const list = s.l;
     if (list.length !== 0) deliver(link, 'message', list, e);
   });
   listen(c, 'error', (e) => fire(link, 'error', e));
-  listen(c, 'close', (e) => {
-    link.ev = e;
-    link.s.input(I_SOCKET_CLOSED, e.code, +e.wasClean);
-    link.ev = null;
-  });
+  listen(c, 'close', (e) => inputWith(link, e, I_SOCKET_CLOSED, e.code, +e.wasClean));
   // The inner socket is never handed to user code; if it is closed anyway, the instance closes with it.
   ws.close = () => link.me.close();
   link.c = c;
