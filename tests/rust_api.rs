@@ -66,6 +66,19 @@ async fn attempts(c: &str) -> (u32, u32, Vec<String>) {
     (list.length(), open, urls)
 }
 
+/// How many of client `c`'s streams the server has open, once none is or after 4 s.
+async fn open_after(c: &str) -> u32 {
+    let mut open = attempts(c).await.1;
+    for _ in 0..200 {
+        if open == 0 {
+            break;
+        }
+        wait(20.0).await;
+        open = attempts(c).await.1;
+    }
+    open
+}
+
 /// Polls `cond` every 10 ms for up to `ms` (times four, as the page suites allow a busy machine).
 async fn until(ms: f64, mut cond: impl FnMut() -> bool) -> bool {
     let mut waited = 0.0;
@@ -170,15 +183,7 @@ async fn close_from_inside_a_callback_and_dropping_close_the_stream() {
     };
     assert!(until(3000.0, || *n.borrow() >= 2).await);
     drop(client);
-    let mut open = 1;
-    for _ in 0..200 {
-        open = attempts("rs-drop").await.1;
-        if open == 0 {
-            break;
-        }
-        wait(20.0).await;
-    }
-    assert_eq!(open, 0, "dropping closed the stream");
+    assert_eq!(open_after("rs-drop").await, 0, "dropping closed the stream");
     drop(guard);
 }
 
@@ -316,15 +321,7 @@ async fn a_url_function_gives_each_attempt_a_fresh_url_and_1000_cycles_leave_not
         let _l = es.on_message(|_| {});
         es.on_status(|_| {});
     }
-    let mut open = 1;
-    for _ in 0..200 {
-        open = attempts("rs-many").await.1;
-        if open == 0 {
-            break;
-        }
-        wait(20.0).await;
-    }
-    assert_eq!(open, 0, "no stream left open");
+    assert_eq!(open_after("rs-many").await, 0, "no stream left open");
 }
 
 /// `events()`: every message in order, and the end once the client closes (`npm test` builds these tests

@@ -19,7 +19,7 @@ WebAssembly.Instance.prototype = Instance.prototype;
 
 const { ManagedEventSource, createManagedStream } = await import('/pkg/index.js');
 const lib = await import('./lib.mjs');
-const { test, figure, until, sleep, ok, eq, throws, watch } = lib;
+const { test, figure, until, sleep, ok, eq, throws, watch, visibility } = lib;
 // Client names of this suite's own: the suites of one engine share a server.
 const plan = (c, ...a) => lib.plan(`api-${c}`, ...a);
 const log = (c) => lib.log(`api-${c}`);
@@ -31,12 +31,6 @@ function recorder() {
   f.calls = [];
   return f;
 }
-
-const hidden = (state) => {
-  Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
-  Object.defineProperty(document, 'hidden', { value: state !== 'visible', configurable: true });
-  document.dispatchEvent(new Event('visibilitychange'));
-};
 
 test('delays follow the ladder for every strategy, at the server too, and differ between clients', async () => {
   const clients = [];
@@ -172,7 +166,7 @@ test('close() is final in every state: nothing connects after it, not even recon
     eq([es.status, es.readyState], ['closed', 2], state);
     es.reconnectNow();
     dispatchEvent(new Event('online'));
-    hidden('visible');
+    visibility('visible');
     es.close();
     await sleep(300);
     eq(es.status, 'closed', state);
@@ -184,13 +178,13 @@ test('close() is final in every state: nothing connects after it, not even recon
 });
 
 test('a visible page or the network coming back reconnects a waiting stream at once; an open one is left alone', async () => {
-  for (const [c, wake] of [['visible', () => hidden('visible')], ['online', () => dispatchEvent(new Event('online'))]]) {
+  for (const [c, wake] of [['visible', () => visibility('visible')], ['online', () => dispatchEvent(new Event('online'))]]) {
     await plan(c, '503', 'stream');
     const es = new ManagedEventSource(url(c), { jitter: 'none', baseMs: 60000 });
     const seen = watch(es);
     ok(await until(3000, () => seen.retries.length === 1));
     if (c === 'visible') {
-      hidden('hidden');
+      visibility('hidden');
       await sleep(100);
       eq((await log(c)).attempts.length, 1, 'hidden does not reconnect');
     }
@@ -248,7 +242,7 @@ test('reconnect: false ends on the first error; reconnectNow() still revives it'
   await sleep(400);
   eq((await log('never')).attempts.length, 1);
   eq(seen.events.length, 2);
-  hidden('visible');
+  visibility('visible');
   await sleep(100);
   eq((await log('never')).attempts.length, 1, 'no reconnect on visibility either');
   es.reconnectNow();

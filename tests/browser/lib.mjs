@@ -81,6 +81,43 @@ export async function log(c) {
   return (await fetch(`/log?c=${encodeURIComponent(c)}`, { cache: 'no-store' })).json();
 }
 
+/** Shows the page as hidden or visible to the package, as the browser does on a tab switch. */
+export function visibility(state) {
+  Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
+  Object.defineProperty(document, 'hidden', { value: state !== 'visible', configurable: true });
+  document.dispatchEvent(new Event('visibilitychange'));
+}
+
+/**
+ * The chaos run: a client that `open(url)` makes reads client `c`'s chaos plan (seeded with `seed`)
+ * until 10,000 numbered events have arrived; each must arrive exactly once and in order, through at least
+ * 15 faults. Prints the figure `name`.
+ */
+export async function chaos(c, seed, name, open) {
+  await plan(c, '', 'chaos', seed);
+  const es = open(url(c));
+  const ids = [];
+  es.onmessage = (e) => ids.push(Number(e.lastEventId));
+  const t0 = performance.now();
+  ok(await until(120000, () => ids.length >= 10000), `${ids.length} events`);
+  es.close();
+  const seconds = (performance.now() - t0) / 1000;
+  const first = ids.slice(0, 10000);
+  let lost = 0, repeated = 0, disordered = 0;
+  for (let i = 0; i < first.length; i++) {
+    if (first[i] !== i + 1) {
+      if (first[i] > i + 1) lost++;
+      else if (first.indexOf(first[i]) !== i) repeated++;
+      else disordered++;
+      break;
+    }
+  }
+  const { chaos: faults, attempts } = await log(c);
+  figure(name, `${first.length} events in ${seconds.toFixed(1)} s over ${attempts.length} connections: ${faults.kills} cut mid-stream, ${faults.stalls} stalled, ${faults.refusals} answered 503, ${faults.drops} dropped; lost ${lost}, repeated ${repeated}, out of order ${disordered}`);
+  eq([lost, repeated, disordered], [0, 0, 0]);
+  ok(faults.kills + faults.stalls + faults.refusals + faults.drops >= 15, 'not enough chaos');
+}
+
 /** Records what a stream does: statuses, events, retries. */
 export function watch(es) {
   const seen = { statuses: [], events: [], retries: [], errors: 0, opens: 0 };

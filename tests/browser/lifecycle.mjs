@@ -3,13 +3,7 @@
 // with no argument, in every engine the suites run in.
 import { ManagedEventSource } from '/pkg/index.js';
 import { ManagedWebSocket } from '/pkg/websocket.js';
-import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, WEBKIT } from './lib.mjs';
-
-const visibility = (state) => {
-  Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
-  Object.defineProperty(document, 'hidden', { value: state !== 'visible', configurable: true });
-  document.dispatchEvent(new Event('visibilitychange'));
-};
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, WEBKIT, visibility } from './lib.mjs';
 
 test('pauseWhenHiddenMs: a page hidden that long closes its stream, and visible again it reconnects at once, resuming', async () => {
   await plan('pause', '', 'stream');
