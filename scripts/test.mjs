@@ -78,8 +78,9 @@ async function browserTests(browser) {
   const server = await startServer();
   console.log(`[test] SSE test server on ${server.url}`);
   try {
-    // With `stream`, so that the Rust API's `events()` is tested too (tests/rust_api.rs).
-    return await run('wasm-pack', ['test', '--headless', `--${browser}`, '--features', 'stream'], {
+    // With `stream` and `fetch`, so that the Rust API's `events()` and fetch transport are tested too
+    // (tests/rust_api.rs).
+    return await run('wasm-pack', ['test', '--headless', `--${browser}`, '--features', 'stream,fetch'], {
       SSE_TEST_SERVER: server.url,
       WASM_BINDGEN_TEST_TIMEOUT: '300',
     });

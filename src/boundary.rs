@@ -2,7 +2,7 @@
 //! notifications it sends back, the statuses' order, and the table of options the JavaScript half reads.
 //!
 //! This module is the one source of these numbers. `src/web/boundary.js`, which the JavaScript half imports,
-//! is generated from it ([`javascript`], natively), and `tests/boundary.rs` fails when that file is out of
+//! is generated from it (`javascript()`, natively), and `tests/boundary.rs` fails when that file is out of
 //! date (`npm run boundary` rewrites it). The bundler inlines the constants, so they cost the package nothing.
 //! Everything here is pure; nothing reads a string of it in wasm.
 //!

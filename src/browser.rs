@@ -35,12 +35,46 @@ use web_sys::{Event, MessageEvent};
 
 use crate::ladder::Strategy;
 use crate::machine::Status;
-use crate::options::{OptionError, Reconnect};
+use crate::options::{OptionError, Reconnect, Text};
 
 /// The options: the JavaScript options' names in snake case, with the same defaults and the same checks.
+///
+/// Its strings are `&'static str`, as most apps write them. A string made at run time (a probe URL from the
+/// app's configuration) goes in [`crate::options::Options`]`<String>`, which every constructor also takes:
+///
+/// ```no_run
+/// use managed_eventsource::browser::{ManagedEventSource, Options};
+///
+/// let quick = Options { base_ms: 250.0, max_ms: 10_000.0, ..Options::default() };
+/// let feed = ManagedEventSource::new("/api/feed", quick).unwrap();
+///
+/// let probe = format!("{}/health", "/api");
+/// let owned = managed_eventsource::options::Options::<String> {
+///     probe: true,
+///     probe_url: Some(probe),
+///     ..Default::default()
+/// };
+/// let checked = ManagedEventSource::new("/api/feed", owned).unwrap();
+/// # drop((feed, checked));
+/// ```
 pub type Options = crate::options::Options<&'static str>;
 
+/// What the constructors take as options' strings: `&'static str` ([`Options`]) or `String` (see
+/// [`Options`]'s example); implemented for every [`Text`] that is also `AsRef<str>`.
+pub trait Strings: Text + AsRef<str> {}
+impl<S: Text + AsRef<str>> Strings for S {}
+
 /// Why a client could not be made.
+///
+/// ```no_run
+/// use managed_eventsource::browser::{Error, ManagedEventSource, Options};
+///
+/// match ManagedEventSource::new("http://[bad", Options::default()) {
+///     Err(Error::Url(e)) => web_sys::console::error_1(&e), // the browser's SyntaxError
+///     Err(Error::Option(e)) => web_sys::console::error_1(&e.message().into()),
+///     Ok(_) => unreachable!(),
+/// }
+/// ```
 #[derive(Debug)]
 pub enum Error {
     /// An option breaks its rule.
@@ -79,14 +113,14 @@ fn set(target: &JsValue, key: &str, value: &JsValue) {
 }
 
 /// The JavaScript options object for checked `o`.
-fn js_options(o: &Options) -> Result<Object, OptionError> {
+fn js_options<S: Strings>(o: &crate::options::Options<S>) -> Result<Object, OptionError> {
     o.validate()?;
     let js = Object::new();
     let num = |k: &str, v: f64| set(&js, k, &JsValue::from_f64(v));
     let flag = |k: &str, v: bool| set(&js, k, &JsValue::from_bool(v));
-    let text = |k: &str, v: Option<&str>| {
+    let text = |k: &str, v: &Option<S>| {
         if let Some(v) = v {
-            set(&js, k, &JsValue::from_str(v));
+            set(&js, k, &JsValue::from_str(v.as_ref()));
         }
     };
     flag("withCredentials", o.with_credentials);
@@ -113,17 +147,17 @@ fn js_options(o: &Options) -> Result<Object, OptionError> {
     num("maxMs", o.max_ms);
     num("factor", o.factor);
     num("maxAttempts", o.max_attempts);
-    text("lastEventIdParam", o.last_event_id_param);
+    text("lastEventIdParam", &o.last_event_id_param);
     flag("reconnectOnVisible", o.reconnect_on_visible);
     flag("reconnectOnOnline", o.reconnect_on_online);
-    text("retryHintEvent", o.retry_hint_event);
+    text("retryHintEvent", &o.retry_hint_event);
     num("maxHintMs", o.max_hint_ms);
-    match o.probe_url {
-        Some(url) if o.probe => set(&js, "probe", &JsValue::from_str(url)),
+    match &o.probe_url {
+        Some(url) if o.probe => set(&js, "probe", &JsValue::from_str(url.as_ref())),
         _ => flag("probe", o.probe),
     }
     num("stallTimeoutMs", o.stall_timeout_ms);
-    text("heartbeatEvent", o.heartbeat_event);
+    text("heartbeatEvent", &o.heartbeat_event);
     num("minUptimeMs", o.min_uptime_ms);
     num("connectTimeoutMs", o.connect_timeout_ms);
     num("pauseWhenHiddenMs", o.pause_when_hidden_ms);
@@ -140,46 +174,154 @@ struct Callbacks {
     user_status: Option<Box<dyn FnMut(Status)>>,
     retry: Option<Closure<dyn FnMut(JsValue)>>,
     give_up: Option<Closure<dyn FnMut(JsValue)>>,
+    unauthorized: Option<Closure<dyn FnMut(JsValue)>>,
     /// What `events()` streams wait on, woken by each event and by `close()`.
     #[cfg(feature = "stream")]
     wakers: alloc::vec::Vec<core::task::Waker>,
-    /// Held, not read: the JavaScript half calls it before each attempt.
+    /// Held, not read: the JavaScript half calls them before each attempt (the URL function, and the fetch
+    /// transport's headers and body functions).
     #[allow(dead_code)]
-    url: Option<Closure<dyn FnMut() -> JsValue>>,
+    per_attempt: alloc::vec::Vec<Closure<dyn FnMut() -> JsValue>>,
+}
+
+impl Callbacks {
+    fn with(url: Closure<dyn FnMut() -> JsValue>) -> Self {
+        Callbacks {
+            per_attempt: alloc::vec![url],
+            ..Callbacks::default()
+        }
+    }
+}
+
+/// A URL function as the JavaScript half calls it, and the closure to hold.
+fn url_fn(mut url: impl FnMut() -> String + 'static) -> (JsValue, Closure<dyn FnMut() -> JsValue>) {
+    let f = Closure::<dyn FnMut() -> JsValue>::new(move || JsValue::from_str(&url()));
+    (f.as_ref().clone(), f)
 }
 
 /// An `EventSource` that reconnects through a jittered exponential backoff ladder. Dropping it closes it.
+///
+/// ```no_run
+/// use managed_eventsource::browser::{ManagedEventSource, Options};
+///
+/// struct Dashboard {
+///     // Dropped with the dashboard: the stream closes and the listener goes.
+///     _feed: ManagedEventSource,
+///     _prices: managed_eventsource::browser::Listener,
+/// }
+/// let feed = ManagedEventSource::new("/api/prices", Options::default()).unwrap();
+/// let prices = feed.on("price", |ev| web_sys::console::log_1(&ev.data()));
+/// let board = Dashboard { _feed: feed, _prices: prices };
+/// # drop(board);
+/// ```
 pub struct ManagedEventSource {
     es: JsValue,
     callbacks: Rc<RefCell<Callbacks>>,
 }
 
 impl ManagedEventSource {
-    /// Connects to `url` (resolved against the document, as `EventSource` resolves it).
-    pub fn new(url: &str, options: Options) -> Result<Self, Error> {
-        Self::make(JsValue::from_str(url), options, Callbacks::default())
+    /// Connects to `url` (resolved against the document, as `EventSource` resolves it) through the
+    /// browser's `EventSource`.
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::{Error, ManagedEventSource, Options};
+    ///
+    /// match ManagedEventSource::new("/api/feed", Options { base_ms: -1.0, ..Options::default() }) {
+    ///     Err(Error::Option(e)) => assert_eq!(e.option, "baseMs"),
+    ///     _ => unreachable!("a negative delay is refused"),
+    /// }
+    /// ```
+    pub fn new<S: Strings>(url: &str, options: crate::options::Options<S>) -> Result<Self, Error> {
+        Self::make(JsValue::from_str(url), options, None, Callbacks::default())
     }
 
     /// Connects with the URL `url` returns, called before every attempt (a fresh token in the query).
-    pub fn with_url_fn(
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::{ManagedEventSource, Options};
+    ///
+    /// fn token() -> String {
+    ///     "t0k3n".into() // the app's current token, read again for every attempt
+    /// }
+    /// let feed = ManagedEventSource::with_url_fn(|| format!("/api/feed?token={}", token()), Options::default());
+    /// # drop(feed);
+    /// ```
+    pub fn with_url_fn<S: Strings>(
         url: impl FnMut() -> String + 'static,
-        options: Options,
+        options: crate::options::Options<S>,
     ) -> Result<Self, Error> {
-        let mut url = url;
-        let f = Closure::<dyn FnMut() -> JsValue>::new(move || JsValue::from_str(&url()));
-        let js = f.as_ref().clone();
+        let (js, f) = url_fn(url);
+        Self::make(js, options, None, Callbacks::with(f))
+    }
+
+    /// Connects to `url` through `fetch` (feature `fetch`), with the request's method, headers and body:
+    /// token auth in a header, a POST stream. Statuses come from each response (a 204 closes, 401/403 call
+    /// the JavaScript `onunauthorized` if set and wait, 404/410 fail, 429/503 wait `Retry-After`), and
+    /// `retry:` is a floor under the ladder, as in the package's `managed-eventsource/fetch`. `probe` is
+    /// not needed there and is ignored.
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::{ManagedEventSource, Options, Request};
+    ///
+    /// let ask = Request::new()
+    ///     .method("POST")
+    ///     .header("Content-Type", "application/json")
+    ///     .headers_with(|| vec![("Authorization".into(), format!("Bearer {}", "t0k3n"))])
+    ///     .body(r#"{"prompt":"hello"}"#);
+    /// let answer = ManagedEventSource::fetch("/api/chat", Options::default(), ask).unwrap();
+    /// # drop(answer);
+    /// ```
+    #[cfg(feature = "fetch")]
+    pub fn fetch<S: Strings>(
+        url: &str,
+        options: crate::options::Options<S>,
+        request: Request,
+    ) -> Result<Self, Error> {
         Self::make(
-            js,
+            JsValue::from_str(url),
             options,
-            Callbacks {
-                url: Some(f),
-                ..Callbacks::default()
-            },
+            Some(request),
+            Callbacks::default(),
         )
     }
 
-    fn make(url: JsValue, options: Options, callbacks: Callbacks) -> Result<Self, Error> {
+    /// [`fetch`](Self::fetch) with the URL `url` returns, called before every attempt.
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::{ManagedEventSource, Options, Request};
+    ///
+    /// let mut room = 0;
+    /// let feed = ManagedEventSource::fetch_with_url_fn(
+    ///     move || { room += 1; format!("/api/rooms/{room}") },
+    ///     Options::default(),
+    ///     Request::new(),
+    /// );
+    /// # drop(feed);
+    /// ```
+    #[cfg(feature = "fetch")]
+    pub fn fetch_with_url_fn<S: Strings>(
+        url: impl FnMut() -> String + 'static,
+        options: crate::options::Options<S>,
+        request: Request,
+    ) -> Result<Self, Error> {
+        let (js, f) = url_fn(url);
+        Self::make(js, options, Some(request), Callbacks::with(f))
+    }
+
+    #[cfg_attr(not(feature = "fetch"), allow(unused_mut))]
+    fn make<S: Strings>(
+        url: JsValue,
+        options: crate::options::Options<S>,
+        request: Option<Request>,
+        mut callbacks: Callbacks,
+    ) -> Result<Self, Error> {
         let options = js_options(&options)?;
+        #[cfg(feature = "fetch")]
+        if let Some(request) = request {
+            request.into_options(&options, &mut callbacks.per_attempt)?;
+        }
+        #[cfg(not(feature = "fetch"))]
+        let _ = request;
         let class: Function = API
             .with(|api| get(api, "ManagedEventSource"))
             .unchecked_into();
@@ -209,24 +351,53 @@ impl ManagedEventSource {
     }
 
     /// Calls `f` with every `message` event, until the guard is dropped.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let _messages = feed.on_message(|ev| web_sys::console::log_1(&ev.data()));
+    /// // Keep `_messages` as long as the listener should hear; dropping it removes the listener.
+    /// ```
     #[must_use = "the listener is removed when the guard is dropped"]
     pub fn on_message(&self, f: impl FnMut(MessageEvent) + 'static) -> Listener {
         self.on("message", f)
     }
 
     /// Calls `f` with every event of `type` the server names (or `message`), until the guard is dropped.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let _prices = feed.on("price", |ev| {
+    ///     let tick: String = ev.data().as_string().unwrap_or_default();
+    ///     web_sys::console::log_1(&tick.into());
+    /// });
+    /// ```
     #[must_use = "the listener is removed when the guard is dropped"]
     pub fn on(&self, kind: &str, mut f: impl FnMut(MessageEvent) + 'static) -> Listener {
         self.listen(kind, Box::new(move |e: Event| f(e.unchecked_into())))
     }
 
     /// Calls `f` with every `open` event, until the guard is dropped.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let _opened = feed.on_open(|_| web_sys::console::log_1(&"connected".into()));
+    /// ```
     #[must_use = "the listener is removed when the guard is dropped"]
     pub fn on_open(&self, f: impl FnMut(Event) + 'static) -> Listener {
         self.listen("open", Box::new(f))
     }
 
     /// Calls `f` with every `error` event of the connection, until the guard is dropped.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// // Each dropped connection; the ladder reconnects on its own.
+    /// let _errors = feed.on_error(|_| web_sys::console::warn_1(&"connection lost".into()));
+    /// ```
     #[must_use = "the listener is removed when the guard is dropped"]
     pub fn on_error(&self, f: impl FnMut(Event) + 'static) -> Listener {
         self.listen("error", Box::new(f))
@@ -244,11 +415,32 @@ impl ManagedEventSource {
     }
 
     /// Calls `f` with each new status (replacing any earlier callback).
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// use managed_eventsource::machine::Status;
+    /// feed.on_status(|status| {
+    ///     // `as_str()` is the JavaScript status: "connecting", "open", "waiting", "failed", "closed".
+    ///     web_sys::console::log_1(&status.as_str().into());
+    ///     if status == Status::Failed {
+    ///         web_sys::console::warn_1(&"gave up: show a retry button".into());
+    ///     }
+    /// });
+    /// ```
     pub fn on_status(&self, f: impl FnMut(Status) + 'static) {
         self.callbacks.borrow_mut().user_status = Some(Box::new(f));
     }
 
     /// Calls `f(attempt, delay_ms)` for each reconnect scheduled (replacing any earlier callback).
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// feed.on_retry(|attempt, delay_ms| {
+    ///     web_sys::console::log_1(&format!("attempt {attempt} in {delay_ms} ms").into());
+    /// });
+    /// ```
     pub fn on_retry(&self, mut f: impl FnMut(u32, u32) + 'static) {
         let c = Closure::<dyn FnMut(JsValue)>::new(move |info: JsValue| {
             let n = |k| get(&info, k).as_f64().unwrap_or(0.0) as u32;
@@ -259,6 +451,12 @@ impl ManagedEventSource {
     }
 
     /// Calls `f(attempts)` when the client gives up (replacing any earlier callback).
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// feed.on_give_up(|attempts| web_sys::console::warn_1(&format!("gave up after {attempts}").into()));
+    /// ```
     pub fn on_give_up(&self, mut f: impl FnMut(u32) + 'static) {
         let c = Closure::<dyn FnMut(JsValue)>::new(move |info: JsValue| {
             f(get(&info, "attempts").as_f64().unwrap_or(0.0) as u32)
@@ -267,37 +465,108 @@ impl ManagedEventSource {
         self.callbacks.borrow_mut().give_up = Some(c);
     }
 
+    /// Calls `f(status)` when the server answers 401 or 403 (read off the response with the fetch
+    /// transport, by the probe with `probe`); the status is then [`Status::Failed`] and nothing is retried
+    /// until [`reconnect_now`](Self::reconnect_now), which the app calls once it has a fresh credential
+    /// (replacing any earlier callback).
+    ///
+    /// ```no_run
+    /// use std::rc::Rc;
+    /// use managed_eventsource::browser::{ManagedEventSource, Options};
+    ///
+    /// let feed = Rc::new(ManagedEventSource::new("/api/feed", Options { probe: true, ..Options::default() }).unwrap());
+    /// let again = Rc::downgrade(&feed);
+    /// feed.on_unauthorized(move |status| {
+    ///     web_sys::console::warn_1(&format!("signed out ({status})").into());
+    ///     // ...sign in again, then:
+    ///     if let Some(feed) = again.upgrade() {
+    ///         feed.reconnect_now();
+    ///     }
+    /// });
+    /// ```
+    pub fn on_unauthorized(&self, mut f: impl FnMut(u16) + 'static) {
+        let c = Closure::<dyn FnMut(JsValue)>::new(move |info: JsValue| {
+            f(get(&info, "status").as_f64().unwrap_or(0.0) as u16)
+        });
+        set(&self.es, "onunauthorized", c.as_ref());
+        self.callbacks.borrow_mut().unauthorized = Some(c);
+    }
+
     /// What the UI shows.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let label = feed.status().as_str(); // "connecting" at first
+    /// ```
     pub fn status(&self) -> Status {
         status_of(&get(&self.es, "status")).unwrap_or(Status::Closed)
     }
 
     /// `EventSource.readyState`: 0 connecting (also while waiting), 1 open, 2 closed.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let open = feed.ready_state() == 1;
+    /// ```
     pub fn ready_state(&self) -> u16 {
         get(&self.es, "readyState").as_f64().unwrap_or(2.0) as u16
     }
 
     /// Reconnect attempts in a row so far; 0 while open.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let tries = feed.attempt();
+    /// ```
     pub fn attempt(&self) -> u32 {
         get(&self.es, "attempt").as_f64().unwrap_or(0.0) as u32
     }
 
     /// The last event id received, kept across reconnects.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let resume_from = feed.last_event_id(); // "" before the first id
+    /// ```
     pub fn last_event_id(&self) -> String {
         get(&self.es, "lastEventId").as_string().unwrap_or_default()
     }
 
     /// The URL of the current or last attempt.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// let url = feed.url(); // absolute, as EventSource's `url`
+    /// ```
     pub fn url(&self) -> String {
         get(&self.es, "url").as_string().unwrap_or_default()
     }
 
     /// Resets the ladder and connects at once, also after [`Status::Failed`]. Does nothing after close.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// // A "retry now" button after the client gave up.
+    /// feed.reconnect_now();
+    /// ```
     pub fn reconnect_now(&self) {
         self.call("reconnectNow");
     }
 
     /// Closes for good: the source and any pending retry; [`Status::Closed`]. Also what dropping does.
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// feed.close();
+    /// assert_eq!(feed.ready_state(), 2);
+    /// ```
     pub fn close(&self) {
         self.call("close");
         #[cfg(feature = "stream")]
@@ -352,7 +621,7 @@ impl Drop for ManagedEventSource {
     fn drop(&mut self) {
         self.close();
         // The callbacks go with the client: the JavaScript half lets go of them on close.
-        for key in ["onstatus", "onretry", "ongiveup"] {
+        for key in ["onstatus", "onretry", "ongiveup", "onunauthorized"] {
             set(&self.es, key, &JsValue::NULL);
         }
     }
@@ -366,6 +635,14 @@ fn wake(callbacks: &RefCell<Callbacks>) {
 }
 
 /// The `message` events of a client, as a [`futures_core::Stream`] (see [`ManagedEventSource::events`]).
+///
+/// ```no_run
+/// # use managed_eventsource::browser::{ManagedEventSource, Options};
+/// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+/// let events: managed_eventsource::browser::Events = feed.events();
+/// // Poll it as any `Stream` (see `events()`); it ends once `feed` closes.
+/// # drop(events);
+/// ```
 #[cfg(feature = "stream")]
 pub struct Events {
     es: JsValue,
@@ -405,6 +682,13 @@ fn status_of(s: &JsValue) -> Option<Status> {
 }
 
 /// A listener on a client, removed when dropped.
+///
+/// ```no_run
+/// # use managed_eventsource::browser::{ManagedEventSource, Options};
+/// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+/// let listener = feed.on_message(|_| {});
+/// drop(listener); // heard nothing after this
+/// ```
 #[must_use = "the listener is removed when the guard is dropped"]
 pub struct Listener {
     es: JsValue,
@@ -414,6 +698,13 @@ pub struct Listener {
 
 impl Listener {
     /// Keeps the listener for as long as the client lives (its closure is leaked, as `forget` does).
+    ///
+    /// ```no_run
+    /// # use managed_eventsource::browser::{ManagedEventSource, Options};
+    /// # let feed = ManagedEventSource::new("/api/feed", Options::default()).unwrap();
+    /// // For a client that lives as long as the page.
+    /// feed.on_message(|ev| web_sys::console::log_1(&ev.data())).forget();
+    /// ```
     pub fn forget(mut self) {
         if let Some(c) = self.closure.take() {
             c.forget();
@@ -427,5 +718,197 @@ impl Drop for Listener {
             let remove: Function = get(&self.es, "removeEventListener").unchecked_into();
             let _ = remove.call2(&self.es, &JsValue::from_str(&self.kind), c.as_ref());
         }
+    }
+}
+
+/// No request without the fetch transport.
+#[cfg(not(feature = "fetch"))]
+enum Request {}
+
+/// Header names and values, in order.
+///
+/// ```no_run
+/// let pairs: managed_eventsource::browser::Pairs = vec![("Authorization".into(), "Bearer t".into())];
+/// ```
+#[cfg(feature = "fetch")]
+pub type Pairs = alloc::vec::Vec<(String, String)>;
+
+/// How a fetch-transport client asks for its stream (feature `fetch`): the method, the headers and the body
+/// of every attempt, given once or made again before each attempt. Every attempt also sends
+/// `Accept: text/event-stream` and, when resuming, `Last-Event-ID`.
+///
+/// ```no_run
+/// use managed_eventsource::browser::Request;
+///
+/// let get = Request::new().header("X-Client", "dashboard");
+/// let post = Request::new().method("POST").body_with(|| format!(r#"{{"since":{}}}"#, 42));
+/// # drop((get, post));
+/// ```
+#[cfg(feature = "fetch")]
+#[derive(Default)]
+pub struct Request {
+    method: Option<String>,
+    headers: Pairs,
+    headers_with: Option<Box<dyn FnMut() -> Pairs>>,
+    body: Option<String>,
+    body_with: Option<Box<dyn FnMut() -> String>>,
+}
+
+#[cfg(feature = "fetch")]
+impl Request {
+    /// A `GET` with no headers of its own.
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::Request;
+    ///
+    /// let plain = Request::new(); // GET, Accept: text/event-stream
+    /// ```
+    pub fn new() -> Self {
+        Request::default()
+    }
+
+    /// The HTTP method (`GET` by default). `CONNECT`, `TRACE` and `TRACK`, which `fetch` refuses, and a
+    /// name that is not an HTTP token are an [`OptionError`] for `method` when the client is made.
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::Request;
+    ///
+    /// let report = Request::new().method("POST").body("{}");
+    /// ```
+    pub fn method(mut self, method: &str) -> Self {
+        self.method = Some(method.into());
+        self
+    }
+
+    /// A header sent with every attempt. A name that is not an HTTP token, or a value with a line break or
+    /// NUL, is an [`OptionError`] for `headers` when the client is made.
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::Request;
+    ///
+    /// let tagged = Request::new().header("X-Client", "dashboard").header("X-Region", "eu");
+    /// ```
+    pub fn header(mut self, name: &str, value: &str) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Headers made again before every attempt (a token that is refreshed), sent after those of
+    /// [`header`](Self::header) (a name in both takes this value). `fetch` refuses a bad one when the
+    /// attempt starts: the error is reported and the attempt takes the ladder, as in JavaScript.
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::Request;
+    ///
+    /// fn token() -> String {
+    ///     "t0k3n".into() // the app's current access token
+    /// }
+    /// let authed = Request::new().headers_with(|| vec![("Authorization".into(), format!("Bearer {}", token()))]);
+    /// ```
+    pub fn headers_with(mut self, f: impl FnMut() -> Pairs + 'static) -> Self {
+        self.headers_with = Some(Box::new(f));
+        self
+    }
+
+    /// The body of every attempt (not with `GET` or `HEAD`, which `fetch` refuses: an [`OptionError`] for
+    /// `body`).
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::Request;
+    ///
+    /// let ask = Request::new().method("POST").body(r#"{"prompt":"hello"}"#);
+    /// ```
+    pub fn body(mut self, body: impl Into<String>) -> Self {
+        self.body = Some(body.into());
+        self.body_with = None;
+        self
+    }
+
+    /// A body made again before every attempt (a conversation's messages so far).
+    ///
+    /// ```no_run
+    /// use managed_eventsource::browser::Request;
+    ///
+    /// let mut turns = 0;
+    /// let chat = Request::new().method("POST").body_with(move || {
+    ///     turns += 1;
+    ///     format!(r#"{{"turn":{turns}}}"#)
+    /// });
+    /// ```
+    pub fn body_with(mut self, f: impl FnMut() -> String + 'static) -> Self {
+        self.body_with = Some(Box::new(f));
+        self.body = None;
+        self
+    }
+
+    /// Checks the request and writes it into the JavaScript options `o`, keeping its functions in `held`.
+    fn into_options(
+        self,
+        o: &Object,
+        held: &mut alloc::vec::Vec<Closure<dyn FnMut() -> JsValue>>,
+    ) -> Result<(), OptionError> {
+        let token = |s: &str| {
+            !s.is_empty()
+                && s.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+        };
+        let method = self.method.unwrap_or_else(|| "GET".into());
+        let refused = ["CONNECT", "TRACE", "TRACK"]
+            .iter()
+            .any(|m| m.eq_ignore_ascii_case(&method));
+        if !token(&method) || refused {
+            return Err(OptionError::type_error(
+                "method",
+                "must be an HTTP method fetch sends (not CONNECT, TRACE or TRACK)",
+            ));
+        }
+        let bodiless = method.eq_ignore_ascii_case("GET") || method.eq_ignore_ascii_case("HEAD");
+        if bodiless && (self.body.is_some() || self.body_with.is_some()) {
+            return Err(OptionError::type_error(
+                "body",
+                "cannot go with method GET or HEAD (fetch refuses a body there)",
+            ));
+        }
+        let bad_value = |v: &str| v.bytes().any(|b| matches!(b, b'\r' | b'\n' | 0));
+        if self.headers.iter().any(|(n, v)| !token(n) || bad_value(v)) {
+            return Err(OptionError::type_error(
+                "headers",
+                "must be HTTP header names with values that have no line break or NUL",
+            ));
+        }
+        set(o, "transport", &JsValue::from_str("fetch"));
+        set(o, "method", &JsValue::from_str(&method));
+        let fixed = self.headers;
+        let object = |pairs: &[(String, String)], into: &Object| {
+            for (n, v) in pairs {
+                set(into, n, &JsValue::from_str(v));
+            }
+        };
+        match self.headers_with {
+            Some(mut f) => {
+                let c = Closure::<dyn FnMut() -> JsValue>::new(move || {
+                    let h = Object::new();
+                    object(&fixed, &h);
+                    object(&f(), &h);
+                    h.into()
+                });
+                set(o, "headers", c.as_ref());
+                held.push(c);
+            }
+            None if !fixed.is_empty() => {
+                let h = Object::new();
+                object(&fixed, &h);
+                set(o, "headers", &h);
+            }
+            None => {}
+        }
+        if let Some(body) = self.body {
+            set(o, "body", &JsValue::from_str(&body));
+        } else if let Some(mut f) = self.body_with {
+            let c = Closure::<dyn FnMut() -> JsValue>::new(move || JsValue::from_str(&f()));
+            set(o, "body", c.as_ref());
+            held.push(c);
+        }
+        Ok(())
     }
 }

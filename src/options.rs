@@ -87,6 +87,16 @@ pub trait Text {
     fn is(&self, name: &str) -> bool;
 }
 
+impl Text for alloc::string::String {
+    fn is_empty(&self) -> bool {
+        str::is_empty(self)
+    }
+
+    fn is(&self, name: &str) -> bool {
+        self == name
+    }
+}
+
 impl Text for &str {
     fn is_empty(&self) -> bool {
         str::is_empty(self)
@@ -146,7 +156,7 @@ pub struct Options<S = &'static str> {
     pub pause_when_hidden_ms: f64,
 }
 
-impl Default for Options {
+impl<S> Default for Options<S> {
     fn default() -> Self {
         let ladder = LadderConfig::default();
         Options {

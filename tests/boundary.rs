@@ -87,7 +87,7 @@ fn each_choice_index_stands_for_the_value_of_that_name() {
         assert_eq!(jitter_at(i as u32), parse_jitter(n).unwrap(), "{n}");
     }
     // Index 0 is what an option not given reads as: the default.
-    let d = Options::default();
+    let d = Options::<&str>::default();
     assert_eq!(reconnect_at(0), d.reconnect);
     assert_eq!(jitter_at(0), d.jitter);
     assert_eq!(jitter_at(0), Strategy::Full);
@@ -95,7 +95,7 @@ fn each_choice_index_stands_for_the_value_of_that_name() {
 
 #[test]
 fn the_table_names_each_option_at_its_position_with_its_default() {
-    let d = Options::default();
+    let d = Options::<&str>::default();
     let number = |o: Opt| -> f64 {
         let s = OPTIONS[o as usize].default;
         if s == "Infinity" {

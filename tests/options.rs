@@ -3,8 +3,11 @@
 
 use managed_eventsource::ladder::{Ladder, SplitMix64, Strategy};
 use managed_eventsource::options::{
-    parse_jitter, parse_reconnect, ErrorKind, OptionError, Options, Reconnect,
+    parse_jitter, parse_reconnect, ErrorKind, OptionError, Reconnect,
 };
+
+/// The options with borrowed strings, as most tests build them.
+type Options = managed_eventsource::options::Options<&'static str>;
 
 fn err(o: Options) -> OptionError {
     o.validate().expect_err("should be rejected")
@@ -264,4 +267,31 @@ fn the_new_durations_are_checked_like_the_others() {
         ..Options::default()
     };
     assert_eq!(err(o).option, "probe");
+}
+
+#[test]
+fn options_with_owned_strings_follow_the_same_rules() {
+    type Owned = managed_eventsource::options::Options<String>;
+    let fine = Owned {
+        last_event_id_param: Some("lastEventId".into()),
+        heartbeat_event: Some("ping".into()),
+        ..Owned::default()
+    };
+    assert!(fine.validate().is_ok());
+    let empty = Owned {
+        last_event_id_param: Some(String::new()),
+        ..Owned::default()
+    };
+    assert_eq!(empty.validate().unwrap_err().option, "lastEventIdParam");
+    let own = Owned {
+        retry_hint_event: Some("error".into()),
+        ..Owned::default()
+    };
+    assert_eq!(own.validate().unwrap_err().option, "retryHintEvent");
+    // The defaults are the borrowed options' defaults.
+    let (a, b) = (Owned::default(), Options::default());
+    assert_eq!(
+        (a.base_ms, a.max_ms, a.factor, a.jitter),
+        (b.base_ms, b.max_ms, b.factor, b.jitter)
+    );
 }

@@ -410,3 +410,139 @@ async fn join<A: std::future::Future, B: std::future::Future>(
     .await;
     (ra.unwrap(), rb.unwrap())
 }
+
+/// Field `k` of each attempt in the server's log of client `c`, as a string ("" for null).
+#[cfg(feature = "fetch")]
+async fn logged(c: &str, k: &str) -> Vec<String> {
+    let log = json(&format!("/log?c={c}")).await;
+    let list: js_sys::Array = js_sys::Reflect::get(&log, &"attempts".into())
+        .unwrap()
+        .into();
+    list.iter()
+        .map(|a| {
+            js_sys::Reflect::get(&a, &k.into())
+                .unwrap()
+                .as_string()
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The fetch transport from Rust (`npm test` builds these tests with the `fetch` feature): a header and a
+/// body made for each attempt, resuming by `Last-Event-ID`, a 401 told and waited on, bad requests an `Err`,
+/// and options with owned strings.
+#[cfg(feature = "fetch")]
+#[wasm_bindgen_test]
+async fn the_fetch_transport_sends_each_attempt_its_own_header_and_body() {
+    use managed_eventsource::browser::Request;
+    plan("rs-fetch", "503,events:2", "events:2").await;
+    let n = Rc::new(RefCell::new(0));
+    let request = {
+        let (a, b) = (n.clone(), n.clone());
+        Request::new()
+            .method("post")
+            .header("X-Client", "rust")
+            .headers_with(move || {
+                *a.borrow_mut() += 1;
+                vec![("Authorization".into(), format!("Bearer t{}", a.borrow()))]
+            })
+            .body_with(move || format!("ask {}", b.borrow()))
+    };
+    let es = ManagedEventSource::fetch(&url("rs-fetch"), quick(), request).unwrap();
+    let ids = Rc::new(RefCell::new(Vec::<String>::new()));
+    let _m = {
+        let ids = ids.clone();
+        es.on_message(move |ev| ids.borrow_mut().push(ev.last_event_id()))
+    };
+    assert!(
+        until(5000.0, || ids.borrow().len() >= 4).await,
+        "{:?}",
+        ids.borrow()
+    );
+    assert_eq!(ids.borrow()[..4], ["1", "2", "3", "4"]);
+    es.close();
+    assert_eq!(open_after("rs-fetch").await, 0, "close() ends the fetch");
+    let auth = logged("rs-fetch", "auth").await;
+    assert_eq!(
+        auth[..3],
+        ["Bearer t1", "Bearer t2", "Bearer t3"],
+        "a fresh token per attempt"
+    );
+    assert_eq!(
+        logged("rs-fetch", "method").await[..3],
+        ["POST", "POST", "POST"]
+    );
+    // The body is made after the headers, so attempt k sends "ask k".
+    assert_eq!(
+        logged("rs-fetch", "body").await[..3],
+        ["ask 1", "ask 2", "ask 3"]
+    );
+    let resumed = logged("rs-fetch", "lastEventIdHeader").await;
+    assert_eq!(resumed[..3], ["", "", "2"], "resumed by the header");
+
+    // A 401: told once, failed, and nothing retried until reconnect_now().
+    plan("rs-401", "401", "events:1").await;
+    let es = Rc::new(ManagedEventSource::fetch(&url("rs-401"), quick(), Request::new()).unwrap());
+    let told = Rc::new(RefCell::new(Vec::new()));
+    {
+        let told = told.clone();
+        es.on_unauthorized(move |status| told.borrow_mut().push(status));
+    }
+    let got = Rc::new(RefCell::new(0));
+    let _g = {
+        let got = got.clone();
+        es.on_message(move |_| *got.borrow_mut() += 1)
+    };
+    assert!(until(3000.0, || !told.borrow().is_empty()).await);
+    wait(300.0).await;
+    assert_eq!(*told.borrow(), [401]);
+    assert_eq!(es.status(), Status::Failed);
+    assert_eq!(attempts("rs-401").await.0, 1, "nothing retried");
+    es.reconnect_now();
+    assert!(until(3000.0, || *got.borrow() == 1).await);
+    es.close();
+
+    // What fetch would refuse is an Err naming the option; nothing is sent.
+    for (request, option) in [
+        (Request::new().method("TRACE"), "method"),
+        (Request::new().method("GET now"), "method"),
+        (Request::new().body("x"), "body"),
+        (Request::new().method("HEAD").body_with(String::new), "body"),
+        (Request::new().header("Bad Name", "v"), "headers"),
+        (Request::new().header("X-Ok", "a\r\nb"), "headers"),
+    ] {
+        match ManagedEventSource::fetch(&url("never"), Options::default(), request) {
+            Err(Error::Option(e)) => assert_eq!(e.option, option),
+            Err(e) => panic!("{option}: {e}"),
+            Ok(_) => panic!("{option}: accepted"),
+        }
+    }
+    assert_eq!(attempts("never").await.0, 0);
+
+    // Options with strings made at run time.
+    plan("rs-owned", "", "events:2").await;
+    let param = String::from("lastEventId");
+    let owned = managed_eventsource::options::Options::<String> {
+        last_event_id_param: Some(param),
+        base_ms: 50.0,
+        ..Default::default()
+    };
+    let es = ManagedEventSource::new(&url("rs-owned"), owned).unwrap();
+    let seen = Rc::new(RefCell::new(0));
+    let _s = {
+        let seen = seen.clone();
+        es.on_message(move |_| *seen.borrow_mut() += 1)
+    };
+    assert!(until(5000.0, || *seen.borrow() >= 3).await);
+    drop(es);
+    let (_, _, urls) = attempts("rs-owned").await;
+    assert!(urls[1].ends_with("lastEventId=2"), "{urls:?}");
+    let empty = managed_eventsource::options::Options::<String> {
+        retry_hint_event: Some(String::new()),
+        ..Default::default()
+    };
+    assert!(matches!(
+        ManagedEventSource::new(&url("never"), empty),
+        Err(Error::Option(e)) if e.option == "retryHintEvent"
+    ));
+}

@@ -7,7 +7,7 @@
 //! [`crate::machine`]. Rust creates and closes every source and arms every timer.
 //!
 //! The JavaScript half reaches a shell through three exports, `shell`, `input` and `free`, and holds it by a
-//! [`Handle`]: a number that names a slot of a table, so that a stale or made-up handle finds nothing. The
+//! `Handle`: a number that names a slot of a table, so that a stale or made-up handle finds nothing. The
 //! numbers both halves use are [`crate::boundary`]'s.
 
 #[cfg(feature = "fetch")]
@@ -90,7 +90,7 @@ impl Text for JsValue {
 /// configuration for them. The JavaScript half has checked the JavaScript types and reads only the options
 /// of the class it builds (see [`boundary::class`]); the others keep their defaults.
 fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
-    let d = Options::default();
+    let d = Options::<&str>::default();
     let o = Options {
         // The JavaScript half hands it to EventSource itself (see `js::NewSource`).
         with_credentials: d.with_credentials,
@@ -325,6 +325,25 @@ pub fn js_api() -> JsValue {
         Closure::<dyn Fn(f64) -> JsValue>::new(last_event_id).into_js_value(),
     );
     set("free", Closure::<dyn Fn(f64)>::new(free).into_js_value());
+    // The fetch transport, as the package's fetch entry defines it (scripts/build.mjs), with this module's
+    // `chunk`.
+    #[cfg(feature = "fetch")]
+    {
+        #[wasm_bindgen(module = "/src/web/fetch.js")]
+        extern "C" {
+            #[wasm_bindgen(catch, js_name = fetchOptions)]
+            fn fetch_options(link: &JsValue, o: &JsValue, chunk: &JsValue) -> Result<(), JsValue>;
+            fn later(link: JsValue, url: JsValue, id: JsValue) -> JsValue;
+        }
+        type Chunk = dyn Fn(f64, js_sys::Uint8Array);
+        let take = Closure::<Chunk>::new(|h, bytes: js_sys::Uint8Array| chunk(h, &bytes.to_vec()));
+        let take = take.into_js_value();
+        type Read = dyn Fn(JsValue, JsValue) -> Result<(), JsValue>;
+        let read = Closure::<Read>::new(move |link, o| fetch_options(&link, &o, &take));
+        set("fetch", read.into_js_value());
+        type Later = dyn Fn(JsValue, JsValue, JsValue) -> JsValue;
+        set("later", Closure::<Later>::new(later).into_js_value());
+    }
     define(&hooks);
     let api = api();
     let _ = js_sys::Reflect::set(&api, &"hooks".into(), &hooks);

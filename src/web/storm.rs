@@ -41,7 +41,7 @@ impl StormSim {
             )));
         }
         // The same rules as the client's options, so bad slider values get the same errors.
-        let options = Options {
+        let options = Options::<&str> {
             jitter: parse_jitter(&strategy).map_err(super::throw)?,
             base_ms,
             ..Options::default()

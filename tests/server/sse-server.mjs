@@ -324,7 +324,9 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     const url = new URL(req.url, 'http://127.0.0.1');
     if (req.method === 'OPTIONS') {
       res.shouldKeepAlive = false;
-      res.writeHead(204, { ...cors(req), 'Access-Control-Allow-Headers': '*' });
+      // The headers asked for, by name: a wildcard does not cover Authorization (the Fetch standard).
+      const asked = req.headers['access-control-request-headers'] ?? '*';
+      res.writeHead(204, { ...cors(req), 'Access-Control-Allow-Headers': asked, 'Access-Control-Allow-Methods': 'GET, POST, PUT' });
       res.end();
       return;
     }
