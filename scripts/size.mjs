@@ -19,8 +19,8 @@ const kb = (n) => `${(n / 1024).toFixed(1)} kB`;
 const TARGET = 16 * 1024;
 
 /** esbuild --minify of a file or of source text, as a bundler would ship it. */
-function minified(path) {
-  return execFileSync(join(root, 'node_modules', '.bin', 'esbuild'), [path, '--minify', '--format=esm', '--log-level=error'], { maxBuffer: 1 << 26 });
+function minified(path, args = []) {
+  return execFileSync(join(root, 'node_modules', '.bin', 'esbuild'), [path, '--minify', '--format=esm', '--log-level=error', ...args], { maxBuffer: 1 << 26 });
 }
 
 const files = [
@@ -45,12 +45,22 @@ if (existsSync(work)) {
   parts.push(['wasm (raw module)', wasm.length, gz(wasm)]);
   const data = readFileSync(join(work, 'wasm.js'), 'utf8').match(/'([^']+)'/)[1];
   parts.push(['wasm as shipped (hex)', data.length, gz(Buffer.from(data))]);
-  for (const [name, path] of [
-    ["wasm-bindgen's glue (diet, names shortened)", join(work, 'managed_eventsource.js')],
-    ['src/web/api.js (relay, listeners, public class)', join(work, 'snippets', snippet, 'src', 'web', 'api.js')],
+  const web = join(work, 'snippets', snippet, 'src', 'web');
+  const glue = minified(join(work, 'managed_eventsource.js'));
+  parts.push(["wasm-bindgen's glue (diet, names shortened), minified", glue.length, gz(glue)]);
+  const half = minified(join(web, 'api.js'), ['--bundle']);
+  parts.push(['src/web/*.js, bundled from api.js, minified', half.length, gz(half)]);
+  for (const [file, what] of [
+    ['api.js', 'public classes'],
+    ['relay.js', 'per-event path'],
+    ['listeners.js', 'EventTarget rules'],
+    ['control.js', 'control path'],
+    ['options.js', 'reading options'],
+    ['share.js', 'tab sharing'],
+    ['base.js', 'hooks, errors'],
   ]) {
-    const m = minified(path);
-    parts.push([`${name}, minified`, m.length, gz(m)]);
+    const m = minified(join(web, file));
+    parts.push([`  ${file} (${what}) alone, minified`, m.length, gz(m)]);
   }
 }
 

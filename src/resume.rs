@@ -4,7 +4,7 @@
 //! travels in the query string instead (seed 003). The machine decides whether an attempt carries it: not
 //! when it is longer than [`crate::machine::MAX_RESUME_ID`] bytes once percent-encoded, which
 //! [`encoded_len`] measures. The JavaScript half writes the parameter into the URL (`withParam` in
-//! `src/web/api.js`), encoding as `encodeURIComponent` does, which is what `encoded_len` counts.
+//! `src/web/control.js`), encoding as `encodeURIComponent` does, which is what `encoded_len` counts.
 //!
 //! ```
 //! use managed_eventsource::resume::encoded_len;

@@ -59,7 +59,7 @@ fn call(f: &str, args: &[&JsValue]) -> JsValue {
 #[wasm_bindgen_test]
 fn the_machine_measures_an_id_as_the_javascript_half_encodes_it() {
     // The machine drops an id longer than MAX_RESUME_ID bytes once encoded. In the browser it holds each
-    // id as the JavaScript string it arrived as and measures it in JavaScript (`encodedLen` in api.js,
+    // id as the JavaScript string it arrived as and measures it in JavaScript (`encodedLen` in control.js,
     // which `withParam` writes with); natively, resume::encoded_len measures it. The three must agree.
     for id in ["42", "a b&c=d/e?f#g", "AZaz09-_.!~*'()", "é€😀", "%+", ""] {
         let js: String = js_sys::encode_uri_component(id).into();

@@ -11,7 +11,9 @@
 // reader.
 
 import { I_OPENED, I_FAILED, I_REFUSED, I_URL } from './boundary.js';
-import { arrived, fail, finish, guard, inputWith, report, retryAfterMs, FIELDS, Given, PREFIX } from './api.js';
+import { fail, guard, report, PREFIX } from './base.js';
+import { finish, retryAfterMs } from './control.js';
+import { arrived, inputWith, FIELDS, Given } from './relay.js';
 
 /** The methods `fetch` refuses. */
 const FORBIDDEN = /^(connect|trace|track)$/i;
@@ -57,7 +59,7 @@ const discard = (r) => {
   } catch {}
 };
 
-/** The record's `types` (see api.js's `relay`): every type is relayed already, as `events` sees them all. */
+/** The record's `types` (see relay.js's `relay`): every type is relayed already, as `events` sees them all. */
 const ALL = { has: () => true };
 
 /** The URL of an attempt: the user's (or its function's) as a string, with `id` in `lastEventIdParam`. */
@@ -135,7 +137,7 @@ async function read(c, u, url, id) {
         step = 'response';
         throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
       }
-      c.seen = c; // bytes count as life for the stall watchdog (api.js's `active`), comments included
+      c.seen = c; // bytes count as life for the stall watchdog (relay.js's `active`), comments included
       f.chunk(link.s.p, value);
     }
     ended = failure(undefined, 'the server ended the stream');
@@ -152,7 +154,7 @@ async function read(c, u, url, id) {
 }
 
 /**
- * An EventSource attempt waiting for the Promise `p` a URL function returned (api.js's `urlOf`): Rust
+ * An EventSource attempt waiting for the Promise `p` a URL function returned (control.js's `urlOf`): Rust
  * holds what this returns as the attempt's connection and drops it (calling it, see `disarm`) if the
  * attempt ends first. Settled in time, the URL goes in its element 0 and Rust is told (`I_URL`); a
  * rejection or a URL that cannot be used is reported, and the attempt fails.
@@ -172,7 +174,7 @@ export function later(link, p, id) {
 }
 
 /**
- * `e` with an own `data` and `origin` (see api.js's Retargeted for the class-field trick). In V8 a
+ * `e` with an own `data` and `origin` (see relay.js's Retargeted for the class-field trick). In V8 a
  * MessageEvent given `data` in its init costs about 1.5 µs more, and `origin` about 3 µs more (the `any` is
  * wrapped, the USVString converted, for every event: `npm run bench:fetch`), where class fields cost next to
  * nothing; other engines take the init's (SpiderMonkey pays for any own property of a DOM object). The own

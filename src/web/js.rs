@@ -178,3 +178,41 @@ extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = V_COUNT)]
     static V_COUNT: f64;
 }
+
+// The other rooms of the JavaScript half, which api.js imports (its opening lists them): named here for the
+// same reason. None of these is read, so the wasm imports none of them.
+#[wasm_bindgen(module = "/src/web/base.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = PREFIX)]
+    static BASE: JsValue;
+}
+
+#[wasm_bindgen(module = "/src/web/relay.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = FIELDS)]
+    static RELAY: JsValue;
+}
+
+#[wasm_bindgen(module = "/src/web/control.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = hintMs)]
+    static CONTROL: JsValue;
+}
+
+#[wasm_bindgen(module = "/src/web/listeners.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = slot)]
+    static LISTENERS: JsValue;
+}
+
+#[wasm_bindgen(module = "/src/web/options.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = readOptions)]
+    static OPTIONS: JsValue;
+}
+
+#[wasm_bindgen(module = "/src/web/share.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = tell)]
+    static SHARE: JsValue;
+}

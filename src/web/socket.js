@@ -4,7 +4,11 @@
 // message sent while disconnected may wait; this file keeps the messages that wait (the queue's one place),
 // relays each received message without entering wasm, and sends on an open socket straight away.
 
-import { ask, deliver, dress, fail, fire, guard, inputWith, linkOf, listen, NAMES, own, readOptions, slot, PREFIX } from './api.js';
+import { linkOf, own } from './api.js';
+import { ask, fail, guard, NAMES, PREFIX } from './base.js';
+import { dress, slot } from './listeners.js';
+import { readOptions } from './options.js';
+import { deliver, fire, inputWith, listen } from './relay.js';
 import {
   I_OPENED, I_RETRY_NOW, I_CLOSE, I_SOCKET_CLOSED, I_ENQUEUE, I_STATUS, I_READY_STATE, I_ATTEMPT, I_CLOSED,
   Q_NOT_QUEUING, Q_FULL, S_CLOSED, V_CODES, V_CODE_COUNT, V_PROTOCOLS, V_START, V_TRANSPORT,
@@ -27,11 +31,29 @@ function startSocket(me, url, options) {
   values[V_TRANSPORT] = 1;
   values[V_START] = 1;
   const link = linkOf(me, url, null);
-  link.socket = true;
   link.q = []; // messages sent while disconnected, in order: the queue
   link.max = o.queue?.max;
   link.binaryType = 'blob';
-  link.closing = null; // { code, reason } of a close() on a live socket: it is CLOSING until its close event
+  // When Rust lets go of a socket (relay.js's detach): one closed by close(code, reason) on a live socket
+  // (`link.closing`, { code, reason }) closes with those, and is CLOSING: its close event, when it comes,
+  // still reaches the user.
+  link.detached = (c) => {
+    const k = link.closing;
+    if (!k) return;
+    c.es.close(k.code, k.reason);
+    c.es.addEventListener(
+      'close',
+      (e) => {
+        link.closing = null;
+        fire(link, 'close', e);
+      },
+      { once: true },
+    );
+  };
+  // A failure is told by the close event (the socket's error event has gone to listeners already), or by
+  // one made for a failure the browser did not report itself (a stall, a connect timeout).
+  // (A runtime with WebSocket but no CloseEvent, as Node 22, gets an Event: the init's other members are ignored.)
+  link.lost = () => fire(link, 'close', link.ev ?? new (globalThis.CloseEvent ?? Event)('close', { code: 1006, wasClean: false }));
   // On open, before the user hears of it: what waited goes out, in order, each once.
   link.flush = () => {
     const ws = link.c?.es;
@@ -81,7 +103,7 @@ export class ManagedWebSocket {
   /** 0 CONNECTING (also while waiting to reconnect), 1 OPEN, 2 CLOSING (after close()), 3 CLOSED. */
   get readyState() {
     const r = ask(this.#l, I_READY_STATE);
-    return r === 2 ? (this.#l.closing ? 2 : 3) : r;
+    return r === 2 && !this.#l.closing ? 3 : r;
   }
   get status() {
     return NAMES[ask(this.#l, I_STATUS)];

@@ -96,7 +96,7 @@ test('4. handlers see the instance as this and as target; closing the inner sour
   eq(seen, [['open', true, true, true], ['message', true, true, true, true, true]]);
   // After its dispatch, an event keeps its target and has no current target or path, as EventTarget has it.
   eq([kept.target === es, kept.srcElement === es, kept.currentTarget, kept.composedPath().length, kept instanceof MessageEvent], [true, true, null, 0, true]);
-  // The way follows the engine (FIELDS in src/web/api.js): own fields in V8, a prototype of the instance's elsewhere.
+  // The way follows the engine (FIELDS in src/web/relay.js): own fields in V8, a prototype of the instance's elsewhere.
   eq(Object.hasOwn(kept, 'target'), /Chrome\//.test(navigator.userAgent));
   await sleep(100);
   eq((await log('target')).open, 0);

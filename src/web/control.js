@@ -1,0 +1,218 @@
+// The control path: what Rust calls to act on the page and what feeds it back. The user's callbacks and the
+// instance's own events for statuses (notify), the URL of each attempt (with the last event id in the query),
+// timers, page listeners (visibility, the back-forward cache, the network), the probe, and reading a server's
+// hints (`retry` data, Retry-After) as numbers for Rust.
+//
+// It may not decide anything: Rust says when; this does, and tells Rust what happened. Every function Rust
+// calls is guarded or declared `catch` there, so no exception unwinds through wasm.
+
+import {
+  I_WAKE, I_HIDDEN, I_RESTORED, I_ONLINE, I_OFFLINE, I_PROBED, I_READY_STATE, I_ATTEMPT,
+  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, S_CLOSED,
+} from './boundary.js';
+import { ask, fail, guard, hooks, report, NAMES, PREFIX } from './base.js';
+import { fire } from './relay.js';
+import { leave, tell } from './share.js';
+
+/** Calls a user callback with one argument (and `self` as `this`, else undefined); reports what it throws. */
+function call(f, arg, self) {
+  if (typeof f !== 'function') return;
+  try {
+    f.call(self, arg);
+  } catch (err) {
+    report(err);
+  }
+}
+
+/** What Rust tells the user. Never throws. */
+export const notify = guard(function notify(link, what, a, b) {
+  const me = link.me, cb = link.cb, st = link.st;
+  if (link.sh?.leader) {
+    // A leader that closes hands the connection over: the others are not told it closed.
+    if (what === N_STATUS && a === S_CLOSED) queueMicrotask(() => leave(link));
+    else tell(link, { k: 'note', what, a, b, state: what === N_STATUS ? [a, ask(link, I_READY_STATE), ask(link, I_ATTEMPT)] : undefined });
+  }
+  if (what === N_STATUS) {
+    call(cb.onstatus, NAMES[a], me);
+    call(st.onStatus, NAMES[a]);
+  } else if (what === N_OPEN) {
+    fire(link, 'open', link.ev ?? new Event('open'));
+    call(st.onOpen, { attempt: a });
+  } else if (what === N_ERROR) {
+    // The browser's error event, or one for a failure it did not report itself (a stall, a connect timeout);
+    // a socket tells its failures by a close event instead (socket.js's `lost`).
+    if (link.lost) link.lost();
+    else fire(link, 'error', link.ev ?? new Event('error'));
+  } else if (what === N_RETRY) {
+    call(cb.onretry, { attempt: a, delayMs: b }, me);
+    call(st.onRetryScheduled, { attempt: a, wait: b });
+  } else if (what === N_GIVE_UP) {
+    call(cb.ongiveup, { attempts: a }, me);
+    call(st.onGiveUp, a);
+  } else if (what === N_UNAUTHORIZED) {
+    call(cb.onunauthorized, { status: a }, me);
+    call(st.onUnauthorized, { status: a });
+  } else if (what === N_ID_DROPPED) {
+    report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
+  } else if (what === N_FLUSH) link.flush();
+});
+
+/** Browsers refuse a URL of about 2 MB (Chromium); longer ones are refused here. */
+const MAX_URL = 1 << 21;
+
+/**
+ * The URL of the next attempt: the URL given, or what the URL function returns, carrying `id` (the last
+ * event id, when Rust decides this attempt resumes with it) in the `lastEventIdParam` parameter. Throws
+ * (Rust catches it) what a URL function throws, or a RangeError for a URL no browser would request. A URL
+ * function that returns a Promise gets, in the fetch entry, the attempt's wait instead (fetch.js's `later`);
+ * the main entry refuses it, with a clear error rather than a request to '/[object Promise]'.
+ */
+export function urlOf(link, id) {
+  const u = typeof link.url === 'function' ? link.url() : link.url;
+  if (typeof u?.then !== 'function') return finish(link, u, id);
+  if (!hooks.later) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
+  return hooks.later(link, u, id);
+}
+
+/** `u`, a string or what a URL function gave, as the URL of an attempt that carries `id` (see urlOf). */
+export function finish(link, u, id) {
+  if (u == null) fail('the url function must return a string or a URL');
+  u = `${u}`;
+  if (id !== undefined) u = withParam(u, link.lp, id);
+  if (u.length > MAX_URL) throw new RangeError(`${PREFIX}the url is ${u.length} characters long; browsers refuse more than ${MAX_URL}`);
+  return u;
+}
+
+// The reconnect URL (seed 003): a new EventSource cannot send a Last-Event-ID header, so with the option
+// lastEventIdParam the id travels in the query string. Rust decides whether an attempt carries it, and
+// which id (the machine's, at most 4096 bytes once encoded: `resume::encoded_len`); this writes it in.
+
+/** encodeURIComponent, with a lone surrogate (which it refuses) read as U+FFFD, as a USVString is. (No
+ * lookbehind, which Safari parses only from 16.4: a pair matches first and is kept.) */
+const encode = (s) => encodeURIComponent(s.replace(/[\uD800-\uDBFF][\uDC00-\uDFFF]|[\uD800-\uDFFF]/g, (m) => (m.length > 1 ? m : '\uFFFD')));
+
+/** An id's length in a reconnect URL, for Rust (`resume::encoded_len` counts the same); 0 for none. */
+export const encodedLen = (id) => (id ? encode(id).length : 0);
+
+/**
+ * A query key as encodeURIComponent would write the bytes it stands for: `+` is a space, `%XX` a byte
+ * (written back in capitals, or as the character for one it leaves alone), a malformed escape as it is.
+ * Two keys name the same parameter when these agree.
+ */
+const canonical = (key) =>
+  key.replace(/%([0-9a-f]{2})|./gisu, (m, hex) => {
+    if (!hex) return m === '+' ? '%20' : encode(m);
+    const c = String.fromCharCode(parseInt(hex, 16));
+    return /[\w.!~*'()-]/.test(c) ? c : '%' + hex.toUpperCase();
+  });
+
+/**
+ * `url` with the query parameter `name=value`: added with `?` or `&`, name and value encoded as
+ * encodeURIComponent encodes them, any parameter already named `name` (however it is encoded, with or
+ * without a value) replaced rather than repeated, empty parts dropped, and the fragment kept.
+ */
+export function withParam(url, name, value) {
+  const hash = url.includes('#') ? url.indexOf('#') : url.length;
+  const [path, query = ''] = url.slice(0, hash).split(/\?(.*)/s);
+  const key = encode(name);
+  const kept = query.split('&').filter((pair) => pair !== '' && canonical(pair.split('=')[0]) !== key);
+  return path + '?' + [...kept, key + '=' + encode(value)].join('&') + url.slice(hash);
+}
+
+// What a server says about waiting. Rust takes the delays as numbers, and decides what they change (a hint
+// or a Retry-After is capped by maxHintMs, and only a 429 or 503 is heeded); reading them off the wire is
+// done here, where the strings are, so that no string crosses into wasm for them. -1: not a delay.
+
+/** A retry hint's data, read as the `retry:` field is read: ASCII digits, with ASCII whitespace around. */
+export const hintMs = (data) => (/^[\t\n\f\r ]*\d+[\t\n\f\r ]*$/.test(data) ? +data : -1);
+
+/**
+ * A `Retry-After` header's value as the wait it asks for, in ms from `now`: delay-seconds, or an HTTP date
+ * in one of the three forms RFC 9110 has recipients accept, all in GMT: the IMF-fixdate
+ * (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`) and
+ * asctime's (`Sun Nov  6 08:49:37 1994`, which names no zone). `Date.parse` reads each once it says GMT. A
+ * date in the past asks for no wait.
+ */
+export function retryAfterMs(value, now = Date.now()) {
+  if (typeof value !== 'string') return -1;
+  value = value.trim();
+  if (/^\d+$/.test(value)) return value * 1000;
+  if (/^[A-Z][a-z]{2} [A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d \d{4}$/.test(value)) value += ' GMT';
+  const at = /^[A-Z][a-z]+,? [\w -]+ \d\d:\d\d:\d\d( \d{4})? GMT$/.test(value) ? Date.parse(value) : NaN;
+  return at === at ? Math.max(0, at - now) : -1;
+}
+
+/** A probe that has not had its headers in this long has failed. */
+const PROBE_TIMEOUT = 10000;
+
+/** Fetches the probe URL (`probe: 'url'`, else the last attempt's) once for Rust, aborted as soon as the
+ * headers arrive (or failed after 10 s), and tells the shell the status (0 for a probe that failed) and any
+ * Retry-After, once. Returns what `disarm` cancels it with: Rust drops it when the answer comes, or when the
+ * stream closes or starts afresh before, and then nothing answers. */
+export const probe = guard((link, id) => {
+  const ac = new AbortController();
+  let done = false;
+  const stop = () => {
+    done = true;
+    clearTimeout(timer);
+    ac.abort();
+  };
+  const answer = (status, retryAfter) => done || (stop(), link.s.input(I_PROBED, id, status, retryAfterMs(retryAfter)));
+  const timer = setTimeout(() => answer(0), PROBE_TIMEOUT);
+  fetch(link.pu ?? link.u, {
+    credentials: link.withCredentials ? 'include' : 'same-origin',
+    cache: 'no-store',
+    headers: { Accept: 'text/event-stream' },
+    signal: ac.signal,
+  }).then(
+    (r) => answer(r.status, r.headers.get('retry-after')),
+    () => answer(0),
+  );
+  return stop;
+});
+
+/** Element `i` of the option values `start` gives, for Rust. */
+export const number = (numbers, i) => numbers[i];
+/** The same, for a value Rust takes as it is (a string option, the id to resume from). */
+export const item = number;
+
+/** The machine's clock. */
+export const now = guard(() => performance.now());
+/** A seed for a client's jitter: a random whole number below 2^53. */
+export const random = guard(() => Math.random() * 2 ** 53);
+
+/** Arms a timer for Rust: after `ms`, `input(what)`. Returns its id for `disarm`. */
+export const arm = guard((link, ms, what) => setTimeout(() => link.s.input(what), ms));
+/** Cancels a timer `arm` made (an id, or Node's Timeout object), or stops a probe (a function). */
+export const disarm = guard((x) => (typeof x === 'function' ? x() : clearTimeout(x)));
+
+/**
+ * Listens to the page for Rust: the back-forward cache (`pageshow` from it, always: a restored page's
+ * connection is gone), visibility and resume (`visible`: visible, hidden; a page hidden already says so
+ * once Rust has let go of the shell), and the network (`online`).
+ */
+export const watch = guard(function watch(link, visible, online) {
+  const fs = [];
+  const g = globalThis, d = g.document;
+  const listen = (target, type, f) => {
+    if (typeof target?.addEventListener !== 'function') return;
+    target.addEventListener(type, f);
+    fs.push([target, type, f]);
+  };
+  listen(g, 'pageshow', (e) => e.persisted && link.s.input(I_RESTORED));
+  if (visible) {
+    const seen = () => link.s.input(d.visibilityState === 'hidden' ? I_HIDDEN : I_WAKE);
+    listen(d, 'visibilitychange', seen);
+    listen(d, 'resume', () => link.s.input(I_WAKE));
+    if (d?.visibilityState === 'hidden') queueMicrotask(seen);
+  }
+  if (online) {
+    listen(g, 'online', () => link.s.input(I_ONLINE));
+    listen(g, 'offline', () => link.s.input(I_OFFLINE));
+  }
+  return fs;
+});
+
+export const unwatch = guard(function unwatch(fs) {
+  for (const [target, type, f] of fs) target.removeEventListener(type, f);
+});

@@ -1,0 +1,72 @@
+// Reading the user's option object as a dictionary argument is read: each option of a class checked for its
+// JavaScript type (a throwing getter throws to the caller, never through wasm), a misspelt name refused, and
+// the values laid out for Rust as boundary.rs describes them.
+//
+// It may not check a value's range or hold a default: Rust (options.rs) does both, so that the rules live in
+// one place.
+
+import { OPTIONS, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_COUNT } from './boundary.js';
+import { fail } from './base.js';
+
+export const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
+
+/** Edit distance (Levenshtein) between two short strings. */
+function distance(a, b) {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] !== b[j - 1]));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** The option of `known` that `k` probably misspells (same letters but for case, or up to two edits away). */
+const misspelt = (k, known) =>
+  known.find((o) => o.toLowerCase() === k.toLowerCase() || (k.length > 4 && distance(o.toLowerCase(), k.toLowerCase()) <= 2));
+
+/**
+ * Reads `options` as a dictionary argument is read: the options of class `cls` in OPTIONS (from
+ * boundary.js, which Rust's table writes) checked for their JavaScript type, and `others` (names read by
+ * the caller). Returns the options object and the values for Rust (see boundary.rs): numbers as they are,
+ * booleans as 0 or 1, a choice as its index, strings as they are, with a bit in `values[V_GIVEN]` for
+ * each option given. Rust checks every value and holds every default.
+ */
+export function readOptions(options, cls, others) {
+  if (options != null && typeof options !== 'object' && typeof options !== 'function') fail('options must be an object');
+  const o = options ?? {};
+  const mine = OPTIONS.filter((x) => x[2] & cls);
+  const known = [...mine.map(([k]) => k), ...others];
+  // A key the API does not know is ignored, as EventSource ignores it, unless it looks like one of ours
+  // misspelt: then silently taking the default would hide the mistake.
+  for (const k of Object.keys(o)) {
+    const meant = known.includes(k) ? null : misspelt(k, known);
+    if (meant) fail(`unknown option '${k}' (did you mean '${meant}'?)`);
+  }
+  const values = new Array(V_COUNT); // undefined where not given
+  let given = 0;
+  OPTIONS.forEach(([k, type, classes], i) => {
+    let v = classes & cls ? o[k] : undefined;
+    if (v == null) return;
+    if (type === 'probe') {
+      if (typeof v === 'string') {
+        values[V_PROBE_URL] = v;
+        v = true;
+      } else if (typeof v !== 'boolean') fail('option probe must be true, false or a URL');
+    } else if (type === 'queue') {
+      // 'none' | 'all' | { max }
+      if (v === 'none' || v === 'all') v = +(v === 'all');
+      else if (typeof v === 'object' && typeof v.max === 'number') {
+        values[V_QUEUE_MAX] = v.max;
+        v = 2;
+      } else fail("option queue must be 'none', 'all' or { max: number }");
+    } else if (typeof type === 'string' ? typeof v !== type : !type.includes(v)) {
+      const rule = typeof type === 'string' ? 'a ' + type : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
+      fail('option ' + k + ' must be ' + rule);
+    }
+    values[i] = type === 'string' ? v : typeof type === 'object' ? type.indexOf(v) : +v;
+    given |= 1 << i;
+  });
+  values[V_GIVEN] = given;
+  return { o, values };
+}

@@ -1,0 +1,198 @@
+// The per-event path: one relay per event type per connection, which keeps the last event (Rust reads its
+// lastEventId only when it needs it) and calls the user's listeners with the instance as the event's target.
+// Ordinary events never enter wasm; only those policy must see (open, a failure, the retry-hint event) call
+// the shell. Also what Rust calls for each new source (attach, detach) and the stall watchdog's question.
+//
+// It may not decide anything (when to reconnect, how long to wait): it reports events to Rust and delivers
+// them. Nothing here lets an exception reach Rust or stops delivery to the other listeners.
+
+import { I_OPENED, I_FAILED, I_HINT, I_CLOSE } from './boundary.js';
+import { EMPTY, guard, report } from './base.js';
+import { hintMs } from './control.js';
+import { drop, slot } from './listeners.js';
+import { tell } from './share.js';
+
+/**
+ * Whether events are retargeted with class fields (see Retargeted) rather than a prototype swap (see swap).
+ * Both are correct in every engine; which is faster is not. V8 (whose stack traces read "    at") defines a
+ * class field through an inline cache it keeps per map, next to nothing an event, where a prototype swap is
+ * a runtime call (0.1 µs). SpiderMonkey swaps a prototype in 0.06 µs, but the first own property of a DOM
+ * object makes it keep the object's wrapper alive, 0.45 µs an event. Other engines keep the swap.
+ */
+export const FIELDS = /\n {4}at /.test(new Error().stack);
+
+/** The instance `Retargeted` gives the object it is applied to. */
+let to = null;
+
+/** Returns its argument, so that a subclass's fields are defined on that object rather than a new one. */
+export class Given {
+  constructor(e) {
+    return e;
+  }
+}
+
+/**
+ * `new Retargeted(e)` gives `e` own `target`, `srcElement`, `currentTarget` and `composedPath` that show
+ * the instance `to`, over those of the event's class (which show the inner source). `currentTarget` is the
+ * instance only while our listeners run, as `EventTarget` has it (see deliver).
+ */
+class Retargeted extends Given {
+  target = to;
+  srcElement = to;
+  currentTarget = to;
+  composedPath = composedPath;
+}
+
+function composedPath() {
+  const at = this.currentTarget;
+  return at ? [at] : [];
+}
+
+/**
+ * Applies Retargeted to `e` with the instance `me`, and returns it. The caller must use what it returns: a
+ * bundler that sees a `new` whose value is unused may drop it as free of effects (rollup does).
+ */
+function retarget(me, e) {
+  to = me;
+  const r = new Retargeted(e);
+  to = null; // so that the module holds no instance
+  return r;
+}
+
+/**
+ * Where FIELDS is false: `e`'s prototype becomes one of the instance's (one per event class) that
+ * Retargeted gave the instance, with a `currentTarget` that is the instance while our listeners see `e`.
+ * Returns `e`.
+ */
+function swap(link, e) {
+  const proto = Object.getPrototypeOf(e);
+  let p = link.protos.get(proto);
+  if (!p) {
+    link.protos.set(proto, (p = retarget(link.me, Object.create(proto))));
+    Object.defineProperty(p, 'currentTarget', { get() { return link.cur === this ? link.me : null; }, set() {} });
+  }
+  return Object.setPrototypeOf(e, p);
+}
+
+/** Calls the listeners of `type` with `e`, as `EventTarget.dispatchEvent` would, with the instance as target. */
+export function fire(link, type, e) {
+  const s = link.t.get(type);
+  if (s && s.l.length !== 0) deliver(link, type, s.l, e);
+}
+
+/** The hot path: `list` is a snapshot; entries removed meanwhile are skipped, entries added are not called. */
+export function deliver(link, type, list, e) {
+  const me = link.me;
+  const outer = link.cur; // an event our listeners see already (a dispatch inside a dispatch)
+  link.cur = e;
+  if (e.target !== me) e = FIELDS ? retarget(me, e) : swap(link, e);
+  else e.currentTarget = me;
+  for (let i = 0; i < list.length; i++) {
+    const x = list[i];
+    if (x.gone) continue;
+    if (x.once) drop(link, type, x);
+    const f = x.f;
+    try {
+      if (typeof f === 'function') f.call(me, e);
+      else if (!x.a) f.handleEvent(e);
+    } catch (err) {
+      report(err);
+    }
+  }
+  link.cur = outer;
+  e.currentTarget = outer === e ? me : null; // where FIELDS is false, the prototype's setter ignores it
+}
+
+/** Whether an `open` or `error` event is a server's named event (a MessageEvent), not the connection's own. */
+const named = (e) => 'data' in e;
+
+/** Listens to `type` on the connection's source, once. `open` and `error` have listeners of their own. */
+export function relay(c, type) {
+  // A socket (a link with `lost`, see socket.js) has one relay, for messages, made by attachSocket.
+  if (c.types.has(type) || type === 'open' || type === 'error' || c.link.lost) return;
+  const link = c.link;
+  const s = slot(link, type);
+  const hint = type === link.hint;
+  listen(c, type, (e) => arrived(c, type, e, s.l, hint));
+  c.types.add(type);
+}
+
+/** A server's event of `type` for the listeners `list`; `hint` when it is the retry-hint event. */
+export function arrived(c, type, e, list, hint) {
+  const link = c.link;
+  c.last = e;
+  c.first ??= e;
+  // The server's retry hint is policy: it goes through Rust, then to any listener.
+  if (hint) link.s.input(I_HINT, hintMs(e.data));
+  if (list.length !== 0) deliver(link, type, list, e);
+  if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
+  if (link.until) until(link, e);
+}
+
+/** Gives the shell input `code` with `a` and `b`, while `ev` is the event a notification it makes carries
+ * (the browser's open, error or close event, or one of the fetch transport's). */
+export function inputWith(link, ev, code, a, b) {
+  link.ev = ev;
+  link.s.input(code, a, b);
+  link.ev = null;
+}
+
+export function listen(c, type, f) {
+  c.es.addEventListener(type, f);
+  c.fs.push(type, f);
+}
+
+/** `until(ev)`: the event for which it returns true has been delivered; then the stream closes. */
+export function until(link, e) {
+  let done = false;
+  try {
+    done = link.until.call(undefined, e) === true;
+  } catch (err) {
+    report(err);
+  }
+  if (done) link.s.input(I_CLOSE);
+}
+
+/** Called by Rust for every new EventSource: our listeners on it. */
+export const attach = guard(function attach(link, es) {
+  const c = { link, es, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
+  // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there.
+  for (const [type, code] of [['open', I_OPENED], ['error', I_FAILED]]) {
+    listen(c, type, (e) => {
+      // A server's event named open or error is an ordinary named event, delivered as the browser does.
+      if (named(e)) return arrived(c, type, e, link.t.get(type)?.l ?? EMPTY);
+      inputWith(link, e, code, es.readyState === 2);
+    });
+  }
+  if (link.hint) relay(c, link.hint);
+  if (link.beat) relay(c, link.beat); // its arrival is what the stall watchdog sees
+  relay(c, 'message');
+  for (const type of link.t.keys()) relay(c, type);
+  for (const type of link.sh?.types ?? EMPTY) relay(c, type); // what the other tabs listen to
+  // The inner source is never handed to user code; if it is closed anyway, the instance closes with it.
+  es.close = () => link.me.close();
+  link.c = c;
+  link.u = es.url;
+  return c;
+});
+
+/** Called by Rust before it closes a source: removes every listener of ours from it. */
+export const detach = guard(function detach(c) {
+  for (let i = 0; i < c.fs.length; i += 2) c.es.removeEventListener(c.fs[i], c.fs[i + 1]);
+  delete c.es.close;
+  const link = c.link;
+  if (link.c === c) link.c = null;
+  link.detached?.(c); // a socket's last word (socket.js)
+});
+
+/** The `lastEventId` of the connection's first (`which` 0) or last (1) event; undefined before any. */
+export const eventId = guard(function eventId(c, which) {
+  return (which ? c.last : c.first)?.lastEventId;
+});
+
+/** Whether an event arrived since the last call (for the stall watchdog). */
+export const active = guard(function active(c) {
+  const moved = c.last !== c.seen;
+  c.seen = c.last;
+  return moved;
+});
