@@ -2,7 +2,7 @@
 //!
 //! Prints five tables and how long one million clients took to simulate. With `--write`, also writes
 //! the recovery curves to `docs/storm-*.svg` and replaces the section between `<!-- storm:begin -->` and
-//! `<!-- storm:end -->` in README.md, so that every figure there comes from this command.
+//! `<!-- storm:end -->` in docs/storm.md, so that every figure there comes from this command.
 
 use std::fmt::Write as _;
 use std::time::Instant;
@@ -519,24 +519,24 @@ fn main() {
             md += &t.markdown();
             md.push('\n');
         }
-        md += "![Attempts per second after a 30 s outage, 50,000 clients, by jitter strategy](docs/storm-recovery.svg)\n\n";
-        md += "![Connections admitted per second against a capacity of 500/s, by client ladder and server](docs/storm-budget.svg)\n\n";
-        md += "![Requests per second at a flapping server, with and without minUptimeMs](docs/storm-flapping.svg)\n\n<!-- storm:end -->";
-        let readme = std::fs::read_to_string("README.md").expect("README.md");
+        md += "![Attempts per second after a 30 s outage, 50,000 clients, by jitter strategy](storm-recovery.svg)\n\n";
+        md += "![Connections admitted per second against a capacity of 500/s, by client ladder and server](storm-budget.svg)\n\n";
+        md += "![Requests per second at a flapping server, with and without minUptimeMs](storm-flapping.svg)\n\n<!-- storm:end -->";
+        let page = std::fs::read_to_string("docs/storm.md").expect("docs/storm.md");
         let (Some(a), Some(b)) = (
-            readme.find("<!-- storm:begin -->"),
-            readme.find("<!-- storm:end -->"),
+            page.find("<!-- storm:begin -->"),
+            page.find("<!-- storm:end -->"),
         ) else {
-            eprintln!("README.md has no storm markers; not updated");
+            eprintln!("docs/storm.md has no storm markers; not updated");
             return;
         };
         let updated = format!(
             "{}{}{}",
-            &readme[..a],
+            &page[..a],
             md,
-            &readme[b + "<!-- storm:end -->".len()..]
+            &page[b + "<!-- storm:end -->".len()..]
         );
-        std::fs::write("README.md", updated).expect("write README.md");
-        println!("Wrote docs/storm-recovery.svg, docs/storm-budget.svg, docs/storm-flapping.svg and the README section.");
+        std::fs::write("docs/storm.md", updated).expect("write docs/storm.md");
+        println!("Wrote docs/storm-recovery.svg, docs/storm-budget.svg, docs/storm-flapping.svg and the storm section of docs/storm.md.");
     }
 }

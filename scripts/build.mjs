@@ -133,7 +133,7 @@ function bytes() {
 }
 
 // The wasm is decoded and compiled on first use, synchronously: nothing runs at import, and the module is
-// far below the largest one browsers compile on the main thread (see the README).
+// far below the largest one browsers compile on the main thread (see docs/reference.md).
 let ready = false;
 function init() {
   if (ready) return;

@@ -18,7 +18,7 @@
 //! | [`storm`] | a population simulator that runs the same ladder for many clients |
 //! | `web` | (wasm32 only) the browser shell under `ManagedEventSource` and `createManagedStream` |
 //!
-//! The JavaScript API is described in the README; its TypeScript types are generated into `pkg/`.
+//! The JavaScript API is described in the README and docs/reference.md; its TypeScript types are in `pkg/`.
 #![deny(missing_docs)]
 // The shipped wasm build is no_std: a panic traps instead of pulling in std's formatting panic machinery,
 // and lol_alloc replaces dlmalloc. Nothing in the crate is meant to panic; this only removes dead weight.

@@ -7,7 +7,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use managed_eventsource::browser::{Error, ManagedEventSource, Options};
+use managed_eventsource::browser::{Error, Listener, ManagedEventSource, Options};
 use managed_eventsource::machine::Status;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
@@ -90,6 +90,13 @@ async fn until(ms: f64, mut cond: impl FnMut() -> bool) -> bool {
         waited += 10.0;
     }
     cond()
+}
+
+/// A listener that counts the messages of `es`, and the count.
+fn counted(es: &ManagedEventSource) -> (Rc<RefCell<u32>>, Listener) {
+    let n = Rc::new(RefCell::new(0));
+    let counter = n.clone();
+    (n, es.on_message(move |_| *counter.borrow_mut() += 1))
 }
 
 fn url(c: &str) -> String {
@@ -176,11 +183,7 @@ async fn close_from_inside_a_callback_and_dropping_close_the_stream() {
     // Dropping a client that streams closes it: the server sees the connection go.
     plan("rs-drop", "", "stream").await;
     let client = ManagedEventSource::new(&url("rs-drop"), quick()).unwrap();
-    let n = Rc::new(RefCell::new(0));
-    let guard = {
-        let n = n.clone();
-        client.on_message(move |_| *n.borrow_mut() += 1)
-    };
+    let (n, guard) = counted(&client);
     assert!(until(3000.0, || *n.borrow() >= 2).await);
     drop(client);
     assert_eq!(open_after("rs-drop").await, 0, "dropping closed the stream");
@@ -191,15 +194,8 @@ async fn close_from_inside_a_callback_and_dropping_close_the_stream() {
 async fn a_dropped_listener_hears_nothing_more_and_bad_options_are_an_err() {
     plan("rs-guard", "", "stream").await;
     let es = ManagedEventSource::new(&url("rs-guard"), quick()).unwrap();
-    let (a, b) = (Rc::new(RefCell::new(0)), Rc::new(RefCell::new(0)));
-    let ga = {
-        let a = a.clone();
-        es.on_message(move |_| *a.borrow_mut() += 1)
-    };
-    let _gb = {
-        let b = b.clone();
-        es.on_message(move |_| *b.borrow_mut() += 1)
-    };
+    let (a, ga) = counted(&es);
+    let (b, _gb) = counted(&es);
     assert!(until(3000.0, || *a.borrow() >= 2).await);
     drop(ga);
     let at = *a.borrow();
@@ -266,11 +262,7 @@ async fn a_url_function_gives_each_attempt_a_fresh_url_and_1000_cycles_leave_not
         )
         .unwrap()
     };
-    let got = Rc::new(RefCell::new(0));
-    let _g = {
-        let got = got.clone();
-        es.on_message(move |_| *got.borrow_mut() += 1)
-    };
+    let (got, _g) = counted(&es);
     assert!(until(3000.0, || *got.borrow() >= 1).await);
     drop(es);
     let (_, _, urls) = attempts("rs-url").await;
@@ -488,11 +480,7 @@ async fn the_fetch_transport_sends_each_attempt_its_own_header_and_body() {
         let told = told.clone();
         es.on_unauthorized(move |status| told.borrow_mut().push(status));
     }
-    let got = Rc::new(RefCell::new(0));
-    let _g = {
-        let got = got.clone();
-        es.on_message(move |_| *got.borrow_mut() += 1)
-    };
+    let (got, _g) = counted(&es);
     assert!(until(3000.0, || !told.borrow().is_empty()).await);
     wait(300.0).await;
     assert_eq!(*told.borrow(), [401]);
@@ -528,11 +516,7 @@ async fn the_fetch_transport_sends_each_attempt_its_own_header_and_body() {
         ..Default::default()
     };
     let es = ManagedEventSource::new(&url("rs-owned"), owned).unwrap();
-    let seen = Rc::new(RefCell::new(0));
-    let _s = {
-        let seen = seen.clone();
-        es.on_message(move |_| *seen.borrow_mut() += 1)
-    };
+    let (seen, _s) = counted(&es);
     assert!(until(5000.0, || *seen.borrow() >= 3).await);
     drop(es);
     let (_, _, urls) = attempts("rs-owned").await;

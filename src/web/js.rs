@@ -132,7 +132,7 @@ extern "C" {
 }
 
 /// A pending timer (or probe) with one owner, cancelled when dropped (the shape of gloo's `Timeout`; see
-/// the README for why not gloo-timers itself).
+/// docs/design.md for why not gloo-timers itself).
 #[must_use = "a Timer is cancelled when dropped"]
 pub(crate) struct Timer(JsValue);
 
