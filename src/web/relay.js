@@ -80,13 +80,17 @@ export function fire(link, type, e) {
   if (s && s.l.length !== 0) deliver(link, type, s.l, e);
 }
 
-/** The hot path: `list` is a snapshot; entries removed meanwhile are skipped, entries added are not called. */
-export function deliver(link, type, list, e) {
+/**
+ * The hot path: `list` is a snapshot; entries removed meanwhile are skipped, entries added are not called.
+ * `fresh`: `e` has just come from a connection (or been made for it), so it is not shown as the instance's
+ * yet, and its `target` need not be read (a call into the browser per event).
+ */
+export function deliver(link, type, list, e, fresh) {
   const me = link.me;
   const outer = link.cur; // an event our listeners see already (a dispatch inside a dispatch)
   link.cur = e;
-  if (e.target !== me) e = FIELDS ? retarget(me, e) : swap(link, e);
-  else e.currentTarget = me;
+  if (fresh || e.target !== me) e = FIELDS ? retarget(me, e) : swap(link, e);
+  else if (FIELDS) e.currentTarget = me;
   for (let i = 0; i < list.length; i++) {
     const x = list[i];
     if (x.gone) continue;
@@ -100,7 +104,8 @@ export function deliver(link, type, list, e) {
     }
   }
   link.cur = outer;
-  e.currentTarget = outer === e ? me : null; // where FIELDS is false, the prototype's setter ignores it
+  // Where FIELDS is false, the swapped prototype's currentTarget reads link.cur, and has no use for this.
+  if (FIELDS) e.currentTarget = outer === e ? me : null;
 }
 
 /** Whether an `open` or `error` event is a server's named event (a MessageEvent), not the connection's own. */
@@ -124,7 +129,7 @@ export function arrived(c, type, e, list, hint) {
   c.first ??= e;
   // The server's retry hint is policy: it goes through Rust, then to any listener.
   if (hint) link.s.input(I_HINT, hintMs(e.data));
-  if (list.length !== 0) deliver(link, type, list, e);
+  if (list.length !== 0) deliver(link, type, list, e, true);
   if (link.sh) tell(link, { k: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
   if (link.until) until(link, e);
 }

@@ -72,7 +72,7 @@ export const attachSocket = guard((link, ws) => {
   listen(c, 'message', (e) => {
     c.last = e; // for the stall watchdog
     const list = s.l;
-    if (list.length !== 0) deliver(link, 'message', list, e);
+    if (list.length !== 0) deliver(link, 'message', list, e, true);
   });
   listen(c, 'error', (e) => fire(link, 'error', e));
   listen(c, 'close', (e) => inputWith(link, e, I_SOCKET_CLOSED, e.code, +e.wasClean));
