@@ -108,6 +108,11 @@ fn get(target: &JsValue, key: &str) -> JsValue {
     Reflect::get(target, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED)
 }
 
+/// Member `key` of a JavaScript object as a number (0 if it is missing).
+fn number(target: &JsValue, key: &str) -> f64 {
+    get(target, key).as_f64().unwrap_or(0.0)
+}
+
 fn set(target: &JsValue, key: &str, value: &JsValue) {
     let _ = Reflect::set(target, &JsValue::from_str(key), value);
 }
@@ -164,17 +169,17 @@ fn js_options<S: Strings>(o: &crate::options::Options<S>) -> Result<Object, Opti
     Ok(js)
 }
 
+/// A callback property's closure, which the JavaScript half calls with one argument.
+type Callback = Closure<dyn FnMut(JsValue)>;
+
 /// The callbacks a client holds, so that they live as long as it does.
 #[derive(Default)]
 struct Callbacks {
-    /// The client's own `onstatus`, which calls `user_status` and wakes the `events()` streams. Held,
-    /// not read: the JavaScript half calls it.
-    #[allow(dead_code)]
-    status: Option<Closure<dyn FnMut(JsValue)>>,
+    /// The callback properties set on the JavaScript instance (`onstatus`, `onretry`, ...), each with the
+    /// closure behind it: the JavaScript half calls them, and the client clears them when dropped.
+    /// `onstatus` is the client's own, which calls `user_status` and wakes the `events()` streams.
+    props: alloc::vec::Vec<(&'static str, Callback)>,
     user_status: Option<Box<dyn FnMut(Status)>>,
-    retry: Option<Closure<dyn FnMut(JsValue)>>,
-    give_up: Option<Closure<dyn FnMut(JsValue)>>,
-    unauthorized: Option<Closure<dyn FnMut(JsValue)>>,
     /// What `events()` streams wait on, woken by each event and by `close()`.
     #[cfg(feature = "stream")]
     wakers: alloc::vec::Vec<core::task::Waker>,
@@ -256,7 +261,7 @@ impl ManagedEventSource {
 
     /// Connects to `url` through `fetch` (feature `fetch`), with the request's method, headers and body:
     /// token auth in a header, a POST stream. Statuses come from each response (a 204 closes, 401/403 call
-    /// the JavaScript `onunauthorized` if set and wait, 404/410 fail, 429/503 wait `Retry-After`), and
+    /// [`on_unauthorized`](Self::on_unauthorized) and wait, 404/410 fail, 429/503 wait `Retry-After`), and
     /// `retry:` is a floor under the ladder, as in the package's `managed-eventsource/fetch`. `probe` is
     /// not needed there and is ignored.
     ///
@@ -345,9 +350,17 @@ impl ManagedEventSource {
                 wake(&callbacks);
             }
         });
-        set(&es, "onstatus", on_status.as_ref());
-        callbacks.borrow_mut().status = Some(on_status);
-        Ok(ManagedEventSource { es, callbacks })
+        let client = ManagedEventSource { es, callbacks };
+        client.hold("onstatus", on_status);
+        Ok(client)
+    }
+
+    /// Sets the instance's callback property `key` to `f`, replacing (and freeing) any earlier one.
+    fn hold(&self, key: &'static str, f: Callback) {
+        set(&self.es, key, f.as_ref());
+        let mut callbacks = self.callbacks.borrow_mut();
+        callbacks.props.retain(|(k, _)| *k != key);
+        callbacks.props.push((key, f));
     }
 
     /// Calls `f` with every `message` event, until the guard is dropped.
@@ -443,11 +456,12 @@ impl ManagedEventSource {
     /// ```
     pub fn on_retry(&self, mut f: impl FnMut(u32, u32) + 'static) {
         let c = Closure::<dyn FnMut(JsValue)>::new(move |info: JsValue| {
-            let n = |k| get(&info, k).as_f64().unwrap_or(0.0) as u32;
-            f(n("attempt"), n("delayMs"))
+            f(
+                number(&info, "attempt") as u32,
+                number(&info, "delayMs") as u32,
+            )
         });
-        set(&self.es, "onretry", c.as_ref());
-        self.callbacks.borrow_mut().retry = Some(c);
+        self.hold("onretry", c);
     }
 
     /// Calls `f(attempts)` when the client gives up (replacing any earlier callback).
@@ -459,10 +473,9 @@ impl ManagedEventSource {
     /// ```
     pub fn on_give_up(&self, mut f: impl FnMut(u32) + 'static) {
         let c = Closure::<dyn FnMut(JsValue)>::new(move |info: JsValue| {
-            f(get(&info, "attempts").as_f64().unwrap_or(0.0) as u32)
+            f(number(&info, "attempts") as u32)
         });
-        set(&self.es, "ongiveup", c.as_ref());
-        self.callbacks.borrow_mut().give_up = Some(c);
+        self.hold("ongiveup", c);
     }
 
     /// Calls `f(status)` when the server answers 401 or 403 (read off the response with the fetch
@@ -486,10 +499,9 @@ impl ManagedEventSource {
     /// ```
     pub fn on_unauthorized(&self, mut f: impl FnMut(u16) + 'static) {
         let c = Closure::<dyn FnMut(JsValue)>::new(move |info: JsValue| {
-            f(get(&info, "status").as_f64().unwrap_or(0.0) as u16)
+            f(number(&info, "status") as u16)
         });
-        set(&self.es, "onunauthorized", c.as_ref());
-        self.callbacks.borrow_mut().unauthorized = Some(c);
+        self.hold("onunauthorized", c);
     }
 
     /// What the UI shows.
@@ -522,7 +534,7 @@ impl ManagedEventSource {
     /// let tries = feed.attempt();
     /// ```
     pub fn attempt(&self) -> u32 {
-        get(&self.es, "attempt").as_f64().unwrap_or(0.0) as u32
+        number(&self.es, "attempt") as u32
     }
 
     /// The last event id received, kept across reconnects.
@@ -621,7 +633,7 @@ impl Drop for ManagedEventSource {
     fn drop(&mut self) {
         self.close();
         // The callbacks go with the client: the JavaScript half lets go of them on close.
-        for key in ["onstatus", "onretry", "ongiveup", "onunauthorized"] {
+        for (key, _) in &self.callbacks.borrow().props {
             set(&self.es, key, &JsValue::NULL);
         }
     }

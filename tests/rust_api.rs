@@ -112,17 +112,18 @@ fn quick() -> Options {
     }
 }
 
+/// `quick()`, resuming with the `lastEventId` query parameter.
+fn resuming() -> Options {
+    Options {
+        last_event_id_param: Some("lastEventId"),
+        ..quick()
+    }
+}
+
 #[wasm_bindgen_test]
 async fn the_ladder_recovers_and_resumes_each_event_once() {
     plan("rs-ladder", "503,500,events:3", "events:3").await;
-    let es = ManagedEventSource::new(
-        &url("rs-ladder"),
-        Options {
-            last_event_id_param: Some("lastEventId"),
-            ..quick()
-        },
-    )
-    .unwrap();
+    let es = ManagedEventSource::new(&url("rs-ladder"), resuming()).unwrap();
     let ids = Rc::new(RefCell::new(Vec::<String>::new()));
     let statuses = Rc::new(RefCell::new(Vec::new()));
     let retries = Rc::new(RefCell::new(Vec::new()));
@@ -329,14 +330,7 @@ async fn events_stream_every_message_and_end_when_the_client_closes() {
         std::future::poll_fn(|cx| Pin::new(&mut *events).poll_next(cx)).await
     }
     plan("rs-stream", "events:3,503", "events:3").await;
-    let es = ManagedEventSource::new(
-        &url("rs-stream"),
-        Options {
-            last_event_id_param: Some("lastEventId"),
-            ..quick()
-        },
-    )
-    .unwrap();
+    let es = ManagedEventSource::new(&url("rs-stream"), resuming()).unwrap();
     let mut events = es.events();
     let mut ids = Vec::new();
     while ids.len() < 6 {

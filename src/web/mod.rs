@@ -326,14 +326,13 @@ pub fn js_api() -> JsValue {
     );
     set("free", Closure::<dyn Fn(f64)>::new(free).into_js_value());
     // The fetch transport, as the package's fetch entry defines it (scripts/build.mjs), with this module's
-    // `chunk`.
+    // `chunk`. Not `later`: the Rust API's URL functions return a string, never a Promise.
     #[cfg(feature = "fetch")]
     {
         #[wasm_bindgen(module = "/src/web/fetch.js")]
         extern "C" {
             #[wasm_bindgen(catch, js_name = fetchOptions)]
             fn fetch_options(link: &JsValue, o: &JsValue, chunk: &JsValue) -> Result<(), JsValue>;
-            fn later(link: JsValue, url: JsValue, id: JsValue) -> JsValue;
         }
         type Chunk = dyn Fn(f64, js_sys::Uint8Array);
         let take = Closure::<Chunk>::new(|h, bytes: js_sys::Uint8Array| chunk(h, &bytes.to_vec()));
@@ -341,8 +340,6 @@ pub fn js_api() -> JsValue {
         type Read = dyn Fn(JsValue, JsValue) -> Result<(), JsValue>;
         let read = Closure::<Read>::new(move |link, o| fetch_options(&link, &o, &take));
         set("fetch", read.into_js_value());
-        type Later = dyn Fn(JsValue, JsValue, JsValue) -> JsValue;
-        set("later", Closure::<Later>::new(later).into_js_value());
     }
     define(&hooks);
     let api = api();
