@@ -4,7 +4,8 @@
 // A server on 127.0.0.1 sends N events (`id:` and `data:`, as a live feed would) as fast as the socket takes
 // them; the page times each client from its first event to its Nth, with a handler that touches `ev.data`.
 // Clients: the native EventSource with `onmessage` (the baseline) and with `addEventListener`,
-// reconnecting-eventsource 1.6.5 (the JavaScript peer), and ours with `onmessage` and `addEventListener`;
+// reconnecting-eventsource 1.6.5 (the JavaScript peer, which relays events without retargeting them), a
+// reference relay (the floor: see CLIENTS), and ours with `onmessage` and `addEventListener`;
 // then the fetch-based clients: ours with `transport: 'fetch'` (which hands listeners MessageEvents),
 // @microsoft/fetch-event-source 2.0.1 (plain objects to `onmessage`) and eventsource 4.0.0 (MessageEvents),
 // the peers bundled for the page by esbuild.
@@ -47,12 +48,18 @@ const alone = Number(arg('alone', 100000));
 
 /** The client that --other adds. */
 const OTHER = 'other build onmessage';
+/** The reference relay (see CLIENTS). */
+const FLOOR = 'relay floor: retarget only';
 const CLIENTS = {
   'native onmessage': `(url, on) => { const es = new EventSource(url); es.onmessage = on; return () => es.close(); }`,
   'native addEventListener': `(url, on) => { const es = new EventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
   'reconnecting-eventsource 1.6.5': `(url, on) => { const es = new ReconnectingEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource onmessage': `(url, on) => { const es = new ManagedEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource addEventListener': `(url, on) => { const es = new ManagedEventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
+  // Not a client: the least a relay can do and still show its own object as the event's target (one
+  // listener, the event's prototype swapped for a fixed one whose target getters return that object, no
+  // bookkeeping), so that the table shows how near native any relay that retargets can come in each engine.
+  [FLOOR]: `(url, on) => { const es = new EventSource(url), me = {}; const p = Object.create(MessageEvent.prototype, { target: { get: () => me }, currentTarget: { get: () => me }, srcElement: { get: () => me } }); es.addEventListener('message', (e) => on.call(me, Object.setPrototypeOf(e, p))); return () => es.close(); }`,
   [OTHER]: `(url, on) => { const es = new OtherEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource fetch onmessage': `(url, on) => { const es = new FetchEventSource(url, { transport: 'fetch' }); es.onmessage = on; return () => es.close(); }`,
   '@microsoft/fetch-event-source 2.0.1': `(url, on) => { const ac = new AbortController(); peers.fetchEventSource(url, { signal: ac.signal, onmessage: on, openWhenHidden: true }); return () => ac.abort(); }`,
@@ -276,6 +283,7 @@ function brief(briefs) {
   const columns = [
     ['managed-eventsource onmessage', 'ours'],
     ['reconnecting-eventsource 1.6.5', 'reconnecting-eventsource'],
+    [FLOOR, 'a relay that only retargets'],
     ['managed-eventsource fetch onmessage', 'ours, fetch'],
     ['@microsoft/fetch-event-source 2.0.1', '@microsoft/fetch-event-source'],
     ['eventsource 4.0.0', 'eventsource v4'],
