@@ -132,20 +132,42 @@ function bytes() {
   return b;
 }
 
+/** A compile error, worded for the user where it is the page's Content-Security-Policy. */
+function explain(e) {
+  return /content.security|CSP/i.test(String(e?.message))
+    ? new Error("managed-eventsource: this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e })
+    : e;
+}
+
 // The wasm is decoded and compiled on first use, synchronously: nothing runs at import, and the module is
-// far below the largest one browsers compile on the main thread (see docs/reference.md).
-let ready = false;
+// far below the largest one browsers compile on the main thread (see docs/reference.md). A page may call
+// prepare() first, which compiles it off the main thread; the first construct then only instantiates it.
+let ready = false, compiled = null, preparing = null;
 function init() {
   if (ready) return;
   try {
-    glue.initSync({ module: new WebAssembly.Module(bytes()) });
+    glue.initSync({ module: compiled ?? new WebAssembly.Module(bytes()) });
   } catch (e) {
-    if (/content.security|CSP/i.test(String(e?.message))) {
-      throw new Error("managed-eventsource: this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e });
-    }
-    throw e;
+    throw explain(e);
   }
   ready = true;
+  compiled = null;
+}
+
+/** Compiles the wasm off the main thread; resolves once a construct no longer compiles it. */
+export function prepare() {
+  preparing ??= ready
+    ? Promise.resolve()
+    : WebAssembly.compile(bytes()).then(
+        (m) => {
+          if (!ready) compiled = m; // a construct that came first compiled it already
+        },
+        (e) => {
+          preparing = null; // a later call may try again
+          throw explain(e);
+        },
+      );
+  return preparing;
 }
 `,
   );
@@ -184,10 +206,10 @@ define({ ...glue, shell: (...args) => (init(), glue.shell(...args)), fetch: (lin
   });
   writeFileSync(
     join(main, 'global.js'),
-    `import { ManagedEventSource, createManagedStream } from './entry.js';
-export { ManagedEventSource, createManagedStream };
+    `import { ManagedEventSource, createManagedStream, prepare } from './entry.js';
+export { ManagedEventSource, createManagedStream, prepare };
 /** The API is ready at once; the promise is kept for pages written against earlier versions. */
-export const ready = Promise.resolve({ ManagedEventSource, createManagedStream });
+export const ready = Promise.resolve({ ManagedEventSource, createManagedStream, prepare });
 `,
   );
   await bundle(join(main, 'global.js'), join(pkg, 'managed-eventsource.global.js'), 'iife', ['--global-name=managedEventSource']);

@@ -149,3 +149,12 @@ export declare function createManagedStream(
   handlers: StreamHandlers,
   options?: Options,
 ): () => void;
+
+/**
+ * Compiles the package's WebAssembly off the main thread, so that the first `new ManagedEventSource()` (or
+ * `ManagedWebSocket`) only instantiates it. Optional: without it the first construct compiles it. Call it at
+ * page load when the first client comes later. The same promise on every call; it resolves at once after a
+ * construct, and rejects (as the first construct would throw) where the page's Content-Security-Policy
+ * forbids WebAssembly.
+ */
+export declare function prepare(): Promise<void>;

@@ -1,6 +1,7 @@
 // The page's life and the engines' quirks (issue 26): a hidden page pausing its stream, a restore from the
-// back-forward cache, a stream stuck connecting, reconnectNow() from inside a handler, and the constructor
-// with no argument, in every engine the suites run in.
+// back-forward cache, a stream stuck connecting, reconnectNow() from inside a handler, the constructor
+// with no argument, and prepare() compiling the wasm ahead of the first client (issue 25), in every engine
+// the suites run in.
 import { ManagedEventSource } from '/pkg/index.js';
 import { ManagedWebSocket } from '/pkg/websocket.js';
 import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, WEBKIT, visibility } from './lib.mjs';
@@ -153,4 +154,47 @@ test('the constructors with no argument throw a TypeError, as EventSource and We
   }
   const native = throws(() => new EventSource());
   ok(native instanceof TypeError);
+});
+
+test('prepare() compiles the wasm off the main thread, so that the first construct compiles nothing', async () => {
+  const Module = WebAssembly.Module;
+  let compiles = 0;
+  WebAssembly.Module = function (...args) {
+    compiles++;
+    return new Module(...args);
+  };
+  WebAssembly.Module.prototype = Module.prototype;
+  try {
+    // A module is one per URL: each of these is a fresh copy of the package, its wasm not yet compiled.
+    const early = await import('/pkg/index.js?prepare');
+    const p = early.prepare();
+    ok(p instanceof Promise);
+    eq(early.prepare(), p, 'every call returns the same promise');
+    eq(compiles, 0, 'prepare() does not compile on the main thread');
+    eq(await p, undefined);
+    await plan('prepared', '', 'stream');
+    const es = new early.ManagedEventSource(url('prepared'), { lastEventIdParam: 'lastEventId' });
+    eq(compiles, 0, 'the first construct after prepare() compiles nothing');
+    const seen = watch(es);
+    ok(await until(5000, () => seen.events.length >= 2), 'and the client streams');
+    es.close();
+    eq(es.status, 'closed');
+
+    // Without prepare(), the first construct compiles, once; prepare() after it resolves with nothing to do.
+    const late = await import('/pkg/index.js?no-prepare');
+    await plan('unprepared', '', 'stream');
+    const other = new late.ManagedEventSource(url('unprepared'));
+    eq(compiles, 1, 'the first construct compiles the wasm itself');
+    ok(await until(5000, () => other.readyState === 1));
+    other.close();
+    eq(await late.prepare(), undefined);
+    new late.ManagedEventSource(url('unprepared')).close();
+    eq(compiles, 1, 'nothing compiled again');
+
+    // Bad options still throw from the constructor after prepare(), as a TypeError or RangeError.
+    const err = throws(() => new early.ManagedEventSource(url('prepared'), { baseMs: -1 }));
+    ok(err instanceof RangeError && /baseMs/.test(err.message), `a RangeError naming baseMs, not ${err}`);
+  } finally {
+    WebAssembly.Module = Module;
+  }
 });

@@ -16,7 +16,7 @@ test('a classic script tag defines managedEventSource at once, and leaks no othe
     ready: (await window.managedEventSource.ready).ManagedEventSource === window.managedEventSource.ManagedEventSource,
     api: Object.keys(window.managedEventSource).sort(),
   }));
-  assert.deepEqual(globals, { wasmBindgen: 'undefined', ready: true, api: ['ManagedEventSource', 'createManagedStream', 'ready'] });
+  assert.deepEqual(globals, { wasmBindgen: 'undefined', ready: true, api: ['ManagedEventSource', 'createManagedStream', 'prepare', 'ready'] });
   await page.evaluate(() => window.classic.close());
   assert.deepEqual(errors, []);
   await page.close();

@@ -163,7 +163,7 @@ for (const [name, build] of Object.entries(BUNDLERS)) {
   });
 }
 
-test("a strict CSP: a clear error naming 'wasm-unsafe-eval'; with it, the package works", async () => {
+test("a strict CSP: a clear error naming 'wasm-unsafe-eval', from the constructor and from prepare(); with it, the package works", async () => {
   const dir = scratch('csp');
   writeFileSync(join(dir, 'main.js'), client("import { ManagedEventSource } from './node_modules/managed-eventsource/index.js';"));
   writeFileSync(join(dir, 'index.html'), html('csp', '<script type="module" src="main.js"></script>'));
@@ -172,6 +172,15 @@ test("a strict CSP: a clear error naming 'wasm-unsafe-eval'; with it, the packag
   await tab.goto(`${server.url}/strict-csp/csp/index.html?sse=${encodeURIComponent(server.url)}`);
   await tab.waitForFunction(() => window.app?.error, null, { timeout: 10000 });
   assert.match(await tab.evaluate(() => window.app.error), /Content-Security-Policy .* add 'wasm-unsafe-eval' to script-src/);
+  // prepare() rejects with the same words (in a fresh copy of the module), and again when called again.
+  const prepared = await tab.evaluate(async () => {
+    const m = await import('./node_modules/managed-eventsource/index.js?prepare');
+    const told = [];
+    for (let i = 0; i < 2; i++) await m.prepare().then(() => told.push('resolved'), (e) => told.push(String(e)));
+    return told;
+  });
+  assert.equal(prepared.length, 2);
+  for (const t of prepared) assert.match(t, /Content-Security-Policy .* add 'wasm-unsafe-eval' to script-src/);
   await tab.goto(`${server.url}/wasm-csp/csp/index.html?sse=${encodeURIComponent(server.url)}`);
   await tab.waitForFunction(() => window.app?.ids.length >= 2 || window.app?.error, null, { timeout: 10000 });
   assert.equal(await tab.evaluate(() => window.app.error), null);

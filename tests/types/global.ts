@@ -3,3 +3,4 @@
 const feed = new managedEventSource.ManagedEventSource('/api/stream', { baseMs: 500 });
 feed.onmessage = (ev) => void ev.data.length;
 managedEventSource.ready.then(({ createManagedStream }) => createManagedStream('/x', {})());
+void managedEventSource.prepare().then(() => undefined);

@@ -1,6 +1,6 @@
 // Every member and option of the package, as a TypeScript user writes them. tests/page/package.test.mjs
 // compiles this against the packed package with tsc --strict --noEmit, skipLibCheck false, default lib.
-import { ManagedEventSource, createManagedStream } from 'managed-eventsource';
+import { ManagedEventSource, createManagedStream, prepare } from 'managed-eventsource';
 import type { GiveUpInfo, Jitter, Options, RetryInfo, Status, StreamHandlers } from 'managed-eventsource';
 
 const jitter: Jitter = 'decorrelated';
@@ -107,3 +107,7 @@ fs.onerror = (ev) => console.log((ev as FetchErrorEvent).status ?? 'network', (e
 fs.onmessage = (ev) => console.log(ev.data.length, fs.lastEventId);
 const stopFetch: () => void = fetchStream('/v1/chat', { onMessage: (ev) => ev.data }, { transport: 'fetch', headers: new Headers({ A: '1' }) });
 stopFetch();
+
+// Compiling ahead of the first client.
+const prepared: Promise<void> = prepare();
+void prepared.then(() => new ManagedEventSource('/later').close());

@@ -1,5 +1,5 @@
 // Wrong usages: each line must be rejected by the types (tsc fails on an unused @ts-expect-error).
-import { ManagedEventSource, createManagedStream } from 'managed-eventsource';
+import { ManagedEventSource, createManagedStream, prepare } from 'managed-eventsource';
 
 const es = new ManagedEventSource('/feed');
 // @ts-expect-error: no such jitter
@@ -51,3 +51,5 @@ new FetchSource('/feed', { transport: 'fetch', headers: 5 });
 new FetchSource('/feed', { transport: 'fetch', fetch: 'fetch' });
 // @ts-expect-error: the main entry has no fetch options
 new ManagedEventSource('/feed', { headers: { A: '1' } });
+// @ts-expect-error: prepare takes no argument
+prepare('/feed');
