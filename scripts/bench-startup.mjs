@@ -21,7 +21,7 @@
 //   --after MS waits MS between the import and the first construct (a page that imports at load and makes its
 //   client later), where by default it constructs at once;
 //   --other DIR also times DIR/index.js (a build of the package from another directory, such as a copy of
-//   pkg/ made before a change) as the client 'managed-eventsource (other)', in the same run.
+//   pkg/ made before a change) as the clients 'managed-eventsource (other)' and '... (other) after prepare()', in the same run.
 //   --write rewrites the startup sections of docs/performance.md (the whole table) and README.md (in brief).
 
 import http from 'node:http';
@@ -50,7 +50,10 @@ const OURS = 'managed-eventsource';
 /** Ours, with the page calling prepare() (the compile off the main thread) after the import and awaiting it. */
 const PREPARED = `${OURS} after prepare()`;
 CLIENTS[PREPARED] = { import: '/pkg/index.js', before: 'await m.prepare();', make: CLIENTS[OURS].make };
-if (other) CLIENTS[`${OURS} (other)`] = { import: '/other/index.js', make: CLIENTS[OURS].make };
+if (other) {
+  CLIENTS[`${OURS} (other)`] = { import: '/other/index.js', make: CLIENTS[OURS].make };
+  CLIENTS[`${OURS} (other) after prepare()`] = { import: '/other/index.js', before: 'await m.prepare?.();', make: CLIENTS[OURS].make };
+}
 const isOurs = (client) => client.startsWith(OURS);
 
 const page = (name) => `<!doctype html><meta charset="utf-8"><title>startup</title>
@@ -79,9 +82,24 @@ const url = '/sse?r=' + Math.random();
 const i0 = now();
 const m = spec.import ? await import(spec.import) : null;
 const i1 = now();
-${CLIENTS[name].before ?? ''}
+${CLIENTS[name].before ? `// What prepare() costs the main thread: the longest task while it runs, seen by a message loop.
+let longest = 0, last = now(), probing = true;
+const ch = new MessageChannel();
+ch.port1.onmessage = () => {
+  const t = now();
+  longest = Math.max(longest, t - last);
+  last = t;
+  if (probing) ch.port2.postMessage(0);
+};
+ch.port2.postMessage(0);
+${CLIENTS[name].before}
+probing = false;
+await new Promise((r) => setTimeout(r, 50)); // the probe's last turn, after the task that resolved it
+ch.port1.onmessage = null;
+parts.prepareTask = longest;` : ''}
 ${after ? `await new Promise((r) => setTimeout(r, ${after}));` : ''}
 const make = (${CLIENTS[name].make});
+for (const k of ['decode', 'compile', 'instantiate']) parts[k] = 0; // from here on: the construct's own
 const c0 = now();
 let opened;
 const open = new Promise((r) => (opened = r));
@@ -184,7 +202,7 @@ export function summarise(results) {
     const peer = 'reconnecting-eventsource 1.6.5';
     for (const client of Object.keys(CLIENTS)) {
       const row = { engine, ua, client, n: of(client).length };
-      for (const key of ['import', 'construct', 'decode', 'compile', 'instantiate', 'toOpen', 'again']) row[key] = m(client, key);
+      for (const key of ['import', 'construct', 'decode', 'compile', 'instantiate', 'toOpen', 'again', 'prepareTask']) row[key] = m(client, key);
       row.rest = median(of(client).map((r) => r.construct - r.decode - r.compile - r.instantiate));
       row.openRatio = row.toOpen / m(peer, 'toOpen');
       rows.push(row);
@@ -196,7 +214,10 @@ export function summarise(results) {
       [`to open ≤ 1.3 × the peer's (${ours.openRatio.toFixed(2)}×)`, ours.openRatio <= 1.3],
     ].filter(Boolean);
     const prepared = rows.find((r) => r.engine === engine && r.client === PREPARED);
-    prepared.verdicts = [[`after prepare(), construct ≤ the module's compile + 1 ms (${ours.compile.toFixed(2)} + 1)`, prepared.construct <= ours.compile + 1]];
+    prepared.verdicts = [
+      engine === 'Chromium' && [`after prepare(), construct ${prepared.construct.toFixed(2)} ms ≤ 3 ms`, prepared.construct <= 3],
+      [`after prepare(), construct ≤ the module's compile + 1 ms (${ours.compile.toFixed(2)} + 1)`, prepared.construct <= ours.compile + 1],
+    ].filter(Boolean);
   }
   return rows;
 }
@@ -209,6 +230,8 @@ export function table(rows) {
     const ours = isOurs(r.client);
     md += `| ${r.engine} (${r.ua}) | ${r.client} | ${f(r.import)} | ${ours ? `**${f(r.construct)}**` : f(r.construct)} | ${ours ? f(r.decode) : ''} | ${ours ? f(r.compile) : ''} | ${ours ? f(r.instantiate) : ''} | ${ours ? f(r.rest) : ''} | ${f(r.again)} | ${f(r.toOpen)} | ${f(r.openRatio)} |\n`;
   }
+  const tasks = rows.filter((r) => r.client === PREPARED).map((r) => `${r.engine} ${f(r.prepareTask)} ms`);
+  md += `\nThe row after \`prepare()\`: the page calls it after the import and awaits it, then constructs. It moves the compile off the main thread and the instantiation and a first run of the options and the shell's making into a task of its own before the construct; that task, the longest the page saw while \`prepare()\` ran (a message loop's longest gap): ${tasks.join(', ')}.\n`;
   const verdicts = rows.filter((r) => r.verdicts).flatMap((r) => r.verdicts.map(([what, ok]) => `${r.engine}: ${what}: ${ok ? 'met' : 'missed'}`));
   md += `\nTargets: ${verdicts.join('; ')}.\n`;
   return md;

@@ -121,6 +121,7 @@ async function buildModule({ name, features, entry, keep = [] }) {
     join(work, 'entry.js'),
     `import * as glue from './managed_eventsource.js';
 import { data } from './wasm.js';
+import { warm } from '${snippets}/api.js';
 ${entry(snippets)}
 
 /** The module's bytes: the engine decodes hex natively where it can (Chrome 140, Firefox 133, Safari 18.2;
@@ -154,13 +155,18 @@ function init() {
   compiled = null;
 }
 
-/** Compiles the wasm off the main thread; resolves once a construct no longer compiles it. */
+/** Compiles the wasm off the main thread, then instantiates it; resolves once a construct does neither. */
 export function prepare() {
   preparing ??= ready
     ? Promise.resolve()
     : WebAssembly.compile(bytes()).then(
         (m) => {
-          if (!ready) compiled = m; // a construct that came first compiled it already
+          if (ready) return; // a construct that came first compiled it already
+          // In this task, not the first construct's: instantiate, and run the options and the shell's
+          // making once (see warm in api.js).
+          compiled = m;
+          init();
+          warm();
         },
         (e) => {
           preparing = null; // a later call may try again

@@ -121,6 +121,17 @@ function start(me, url, options, st) {
   return link;
 }
 
+/**
+ * For prepare(), once the wasm is compiled: reads an empty options object and makes a shell that is never
+ * started (as a shared instance checks its options), then frees it, so that the engine has run that code
+ * once before the first client. Nothing connects, arms a timer or listens.
+ */
+export function warm() {
+  const { values } = readOptions({}, 1, EMPTY);
+  values[V_START] = 0;
+  hooks.free(hooks.shell(linkOf({}, ''), values));
+}
+
 /** createManagedStream's handlers for the instance being constructed (not a constructor argument). */
 let pending = null;
 

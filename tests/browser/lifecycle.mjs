@@ -156,7 +156,7 @@ test('the constructors with no argument throw a TypeError, as EventSource and We
   ok(native instanceof TypeError);
 });
 
-test('prepare() compiles the wasm off the main thread, so that the first construct compiles nothing', async () => {
+test('prepare() compiles the wasm off the main thread and instantiates it, so that the first construct does neither', async () => {
   const Module = WebAssembly.Module;
   let compiles = 0;
   WebAssembly.Module = function (...args) {
@@ -164,6 +164,21 @@ test('prepare() compiles the wasm off the main thread, so that the first constru
     return new Module(...args);
   };
   WebAssembly.Module.prototype = Module.prototype;
+  const Instance = WebAssembly.Instance;
+  let instances = 0;
+  WebAssembly.Instance = function (...args) {
+    instances++;
+    return new Instance(...args);
+  };
+  WebAssembly.Instance.prototype = Instance.prototype;
+  const Source = globalThis.EventSource;
+  let sources = 0;
+  globalThis.EventSource = class extends Source {
+    constructor(...args) {
+      super(...args);
+      sources++;
+    }
+  };
   try {
     // A module is one per URL: each of these is a fresh copy of the package, its wasm not yet compiled.
     const early = await import('/pkg/index.js?prepare');
@@ -172,9 +187,11 @@ test('prepare() compiles the wasm off the main thread, so that the first constru
     eq(early.prepare(), p, 'every call returns the same promise');
     eq(compiles, 0, 'prepare() does not compile on the main thread');
     eq(await p, undefined);
+    eq(instances, 1, 'prepare() instantiates it once it is compiled');
+    eq(sources, 0, 'and connects nothing');
     await plan('prepared', '', 'stream');
     const es = new early.ManagedEventSource(url('prepared'), { lastEventIdParam: 'lastEventId' });
-    eq(compiles, 0, 'the first construct after prepare() compiles nothing');
+    eq([compiles, instances], [0, 1], 'the first construct after prepare() neither compiles nor instantiates');
     const seen = watch(es);
     ok(await until(5000, () => seen.events.length >= 2), 'and the client streams');
     es.close();
@@ -184,17 +201,19 @@ test('prepare() compiles the wasm off the main thread, so that the first constru
     const late = await import('/pkg/index.js?no-prepare');
     await plan('unprepared', '', 'stream');
     const other = new late.ManagedEventSource(url('unprepared'));
-    eq(compiles, 1, 'the first construct compiles the wasm itself');
+    eq([compiles, instances], [1, 2], 'the first construct compiles and instantiates the wasm itself');
     ok(await until(5000, () => other.readyState === 1));
     other.close();
     eq(await late.prepare(), undefined);
     new late.ManagedEventSource(url('unprepared')).close();
-    eq(compiles, 1, 'nothing compiled again');
+    eq([compiles, instances], [1, 2], 'nothing compiled or instantiated again');
 
     // Bad options still throw from the constructor after prepare(), as a TypeError or RangeError.
     const err = throws(() => new early.ManagedEventSource(url('prepared'), { baseMs: -1 }));
     ok(err instanceof RangeError && /baseMs/.test(err.message), `a RangeError naming baseMs, not ${err}`);
   } finally {
     WebAssembly.Module = Module;
+    WebAssembly.Instance = Instance;
+    globalThis.EventSource = Source;
   }
 });
