@@ -157,22 +157,16 @@ test('the constructors with no argument throw a TypeError, as EventSource and We
 });
 
 test('prepare() compiles the wasm off the main thread and instantiates it, so that the first construct does neither', async () => {
-  const Module = WebAssembly.Module;
-  let compiles = 0;
-  WebAssembly.Module = function (...args) {
-    compiles++;
-    return new Module(...args);
-  };
-  WebAssembly.Module.prototype = Module.prototype;
-  const Instance = WebAssembly.Instance;
-  let instances = 0;
-  WebAssembly.Instance = function (...args) {
-    instances++;
-    return new Instance(...args);
-  };
-  WebAssembly.Instance.prototype = Instance.prototype;
-  const Source = globalThis.EventSource;
-  let sources = 0;
+  const Module = WebAssembly.Module, Instance = WebAssembly.Instance, Source = globalThis.EventSource;
+  let compiles = 0, instances = 0, sources = 0;
+  // Stand-ins that count: the wasm classes as functions sharing the prototype (so that a module compiled
+  // by WebAssembly.compile is still instanceof them), EventSource as a subclass (keeping its statics).
+  const counting = (Orig, count) => Object.assign(function (...args) {
+    count();
+    return new Orig(...args);
+  }, { prototype: Orig.prototype });
+  WebAssembly.Module = counting(Module, () => compiles++);
+  WebAssembly.Instance = counting(Instance, () => instances++);
   globalThis.EventSource = class extends Source {
     constructor(...args) {
       super(...args);
