@@ -142,7 +142,8 @@ function explain(e) {
 
 // The wasm is decoded and compiled on first use, synchronously: nothing runs at import, and the module is
 // far below the largest one browsers compile on the main thread (see docs/reference.md). A page may call
-// prepare() first, which compiles it off the main thread; the first construct then only instantiates it.
+// prepare() first, which compiles it off the main thread and then instantiates it; the first construct then
+// does neither.
 let ready = false, compiled = null, preparing = null;
 function init() {
   if (ready) return;
