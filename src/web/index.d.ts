@@ -151,9 +151,10 @@ export declare function createManagedStream(
 ): () => void;
 
 /**
- * Compiles the package's WebAssembly off the main thread, so that the first `new ManagedEventSource()` (or
- * `ManagedWebSocket`) only instantiates it. Optional: without it the first construct compiles it. Call it at
- * page load when the first client comes later. The same promise on every call; it resolves at once after a
+ * Compiles the package's WebAssembly off the main thread and then, in a task of its own, instantiates it and
+ * runs the option checks once, so that the first `new ManagedEventSource()` (or `ManagedWebSocket`) does
+ * none of that. Optional: without it the first construct does it all. Call it at page load when the first
+ * client comes later. The same promise on every call; it resolves at once after a
  * construct, and rejects (as the first construct would throw) where the page's Content-Security-Policy
  * forbids WebAssembly.
  */
