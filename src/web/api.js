@@ -19,6 +19,7 @@ import {
 } from './boundary.js';
 import { ask, fail, hooks, EMPTY, NAMES } from './base.js';
 import { add, dress } from './listeners.js';
+import { finish } from './control.js';
 import { readOptions } from './options.js';
 import { sharing, startShared } from './share.js';
 
@@ -51,6 +52,8 @@ export const linkOf = (me, url, st) => ({
   until: null,
   protos: new Map(), // an event class's prototype -> ours (see swap)
   cur: null, // the event our listeners are being called with
+  pre: null, // the source the constructor started, until Rust takes it (see early)
+  pu0: '', // and its URL
 });
 
 /** Frees a shell once nothing can reach its instance (see `own`). */
@@ -117,8 +120,42 @@ function start(me, url, options, st) {
     // Checks the options, so that they throw here, in every tab; the shell, never started, goes at once.
     hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
     startShared(link, make, share === true ? url : share);
-  } else link.s = make();
+  } else {
+    if (!viaFetch && typeof url === 'string') early(link, url);
+    try {
+      link.s = make();
+    } finally {
+      // Not taken: the options or the URL were refused (the constructor throws).
+      link.pre?.close();
+      link.pre = null;
+    }
+  }
   return link;
+}
+
+/**
+ * Starts the first attempt's EventSource before the shell is built: on the first construct that is before
+ * the wasm is compiled and run, so the request is on its way meanwhile. Rust's first attempt takes it (see
+ * source). No event can reach it before then: the construct is one task. A URL the attempt would refuse
+ * makes nothing here; the shell then refuses it, after checking the options, as without this.
+ */
+function early(link, url) {
+  try {
+    const u = finish(link, url);
+    link.pre = new EventSource(u, link);
+    link.pu0 = u;
+  } catch {}
+}
+
+/** What Rust calls to make an attempt's EventSource: the one `early` started, when this is its attempt. */
+export function source(link, url) {
+  const p = link.pre;
+  if (p) {
+    link.pre = null;
+    if (url === link.pu0) return p;
+    p.close();
+  }
+  return new EventSource(url, link);
 }
 
 /**

@@ -57,22 +57,21 @@ extern "C" {
     pub(crate) fn error(range: bool, option: &str, rule: &str) -> JsValue;
 }
 
-#[wasm_bindgen]
+#[wasm_bindgen(module = "/src/web/api.js")]
 extern "C" {
-    /// An `EventSource` made from a URL that stays a JavaScript string: web-sys's constructors take a
-    /// `&str`, which would copy the URL into wasm memory and back.
-    #[wasm_bindgen(extends = EventSource, js_name = EventSource)]
-    pub(crate) type NewSource;
-    /// `new EventSource(url, init)`; throws a `SyntaxError` for an invalid URL. `init` is the link, whose
-    /// `withCredentials` is the option's (an `EventSourceInit` reads nothing else).
-    #[wasm_bindgen(catch, constructor, js_class = "EventSource")]
-    pub(crate) fn new(url: &JsValue, init: &JsValue) -> Result<NewSource, JsValue>;
+    /// The `EventSource` of an attempt at `url`, a JavaScript string (web-sys's constructors take a `&str`,
+    /// which would copy the URL into wasm memory and back): the one the constructor started before the
+    /// module was ready, for the first attempt (see `early` in `api.js`), else `new EventSource(url, link)`.
+    /// The link is the `EventSourceInit`: its `withCredentials` is the option's. Throws a `SyntaxError`
+    /// for an invalid URL.
+    #[wasm_bindgen(catch)]
+    pub(crate) fn source(link: &JsValue, url: &JsValue) -> Result<EventSource, JsValue>;
 }
 
 #[cfg(feature = "websocket")]
 #[wasm_bindgen]
 extern "C" {
-    /// A `WebSocket` made from a URL that stays a JavaScript string (see [`NewSource`]).
+    /// A `WebSocket` made from a URL that stays a JavaScript string (see [`source`]).
     #[wasm_bindgen(extends = web_sys::WebSocket, js_name = WebSocket)]
     pub(crate) type NewSocket;
     /// `new WebSocket(url, protocols)`; throws a `SyntaxError` for an invalid URL or subprotocol.

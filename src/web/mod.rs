@@ -92,7 +92,7 @@ impl Text for JsValue {
 fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
     let d = Options::<&str>::default();
     let o = Options {
-        // The JavaScript half hands it to EventSource itself (see `js::NewSource`).
+        // The JavaScript half hands it to EventSource itself (see `js::source`).
         with_credentials: d.with_credentials,
         reconnect: boundary::reconnect_at(v.index(Opt::Reconnect)),
         jitter: boundary::jitter_at(v.index(Opt::Jitter)),

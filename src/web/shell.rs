@@ -430,7 +430,7 @@ impl Shared {
         if let Transport::Socket { protocols, .. } = &self.get().transport {
             return js::NewSocket::new(url, protocols).map(|ws| Source::Socket(ws.into()));
         }
-        js::NewSource::new(url, link).map(|es| Source::Events(es.into()))
+        js::source(link, url).map(Source::Events)
     }
 
     /// Bytes of the fetch transport's live stream: parsed here, and what they hold handed to the JavaScript
