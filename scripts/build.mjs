@@ -122,6 +122,8 @@ async function buildModule({ name, features, entry, keep = [] }) {
     `import * as glue from './managed_eventsource.js';
 import { data } from './wasm.js';
 import { warm } from '${snippets}/api.js';
+/** What every entry gives api.js (see define in base.js); the functions are below. */
+const core = { ...glue, shell: (...args) => (init(), glue.shell(...args)), soon };
 ${entry(snippets)}
 
 /** The module's bytes: the engine decodes hex natively where it can (Chrome 140, Firefox 133, Safari 18.2;
@@ -140,11 +142,12 @@ function explain(e) {
     : e;
 }
 
-// The wasm is decoded and compiled on first use, synchronously: nothing runs at import, and the module is
-// far below the largest one browsers compile on the main thread (see docs/reference.md). A page may call
-// prepare() first, which compiles it off the main thread and then instantiates it; the first construct then
-// does neither.
-let ready = false, compiled = null, preparing = null;
+// Nothing runs at import. The wasm is compiled off the main thread for a first construct that can wait for
+// it (see later in api.js: its connection starts at once, and the shell takes over once the module is
+// ready), else synchronously on first use: the module is far below the largest one browsers compile on the
+// main thread (see docs/reference.md). A page may call prepare() first, which compiles it off the main
+// thread and then instantiates it; the first construct then does neither.
+let ready = false, compiled = null, compiling = null, preparing = null, allowed = false;
 function init() {
   if (ready) return;
   try {
@@ -156,26 +159,60 @@ function init() {
   compiled = null;
 }
 
+/** The module, compiled off the main thread: one promise, forgotten if it rejects (a later call tries again). */
+function compile() {
+  return (compiling ??= WebAssembly.compile(bytes()).then(
+    (m) => {
+      if (!ready) compiled = m; // else a construct that came first compiled it already
+    },
+    (e) => {
+      compiling = null;
+      throw explain(e);
+    },
+  ));
+}
+
 /** Compiles the wasm off the main thread, then instantiates it; resolves once a construct does neither. */
 export function prepare() {
   preparing ??= ready
     ? Promise.resolve()
-    : WebAssembly.compile(bytes()).then(
-        (m) => {
-          if (ready) return; // a construct that came first compiled it already
+    : compile().then(
+        () => {
+          if (ready) return;
           // In this task, not the first construct's: instantiate, and run the options and the shell's
           // making once (see warm in api.js).
-          compiled = m;
           init();
           warm();
         },
         (e) => {
-          preparing = null; // a later call may try again
-          throw explain(e);
+          preparing = null;
+          throw e;
         },
       );
   return preparing;
 }
+
+/**
+ * For a construct that can wait for the module (see later in api.js): false when it is ready already (a
+ * construct then costs little) or the page may not compile it (its CSP: the constructor then throws that,
+ * on the synchronous path); else true, and \`f\` is called in a task of its own once the module is compiled,
+ * off the main thread (or the compile failed: \`f\` then meets the error on the synchronous path).
+ */
+function soon(f) {
+  if (ready) return false;
+  if (!allowed) {
+    // Compiling the smallest module is how a page finds out (0.05 ms), without waiting for a promise.
+    try {
+      new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+      allowed = true;
+    } catch {
+      return false;
+    }
+  }
+  compile().then(f, f);
+  return true;
+}
+
 `,
   );
   await bundle(join(work, 'entry.js'), join(pkg, `${name}.js`), 'esm');
@@ -192,7 +229,7 @@ async function buildLibrary() {
     features: 'small',
     entry: (s) => `import { define } from '${s}/api.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
+define(core);`,
   });
   await buildModule({
     name: 'websocket',
@@ -200,7 +237,7 @@ define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
     entry: (s) => `import { define } from '${s}/api.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
 export { ManagedWebSocket } from '${s}/socket.js';
-define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
+define(core);`,
   });
   await buildModule({
     name: 'fetch',
@@ -209,7 +246,7 @@ define({ ...glue, shell: (...args) => (init(), glue.shell(...args)) });`,
     entry: (s) => `import { define } from '${s}/api.js';
 import { fetchOptions, later } from '${s}/fetch.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define({ ...glue, shell: (...args) => (init(), glue.shell(...args)), fetch: (link, o) => fetchOptions(link, o, glue.chunk), later });`,
+define({ ...core, fetch: (link, o) => fetchOptions(link, o, glue.chunk), later });`,
   });
   writeFileSync(
     join(main, 'global.js'),

@@ -16,10 +16,12 @@
 import {
   I_RETRY_NOW, I_CLOSE, I_STATUS, I_READY_STATE, I_ATTEMPT, I_LIVE,
   O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, V_PROBE_URL, V_RESUME_FROM, V_START, V_TRANSPORT,
+  OPTIONS, V_GIVEN,
 } from './boundary.js';
-import { ask, fail, hooks, EMPTY, NAMES } from './base.js';
+import { ask, fail, guard, hooks, EMPTY, NAMES } from './base.js';
 import { add, dress } from './listeners.js';
 import { finish } from './control.js';
+import { attach } from './relay.js';
 import { readOptions } from './options.js';
 import { sharing, startShared } from './share.js';
 
@@ -54,6 +56,7 @@ export const linkOf = (me, url, st) => ({
   cur: null, // the event our listeners are being called with
   pre: null, // the source the constructor started, until Rust takes it (see early)
   pu0: '', // and its URL
+  quiet: false, // while a shell built after its constructor starts (see later)
 });
 
 /** Frees a shell once nothing can reach its instance (see `own`). */
@@ -122,6 +125,7 @@ function start(me, url, options, st) {
     startShared(link, make, share === true ? url : share);
   } else {
     if (!viaFetch && typeof url === 'string') early(link, url);
+    if (link.pre && later(link, values, make)) return link;
     try {
       link.s = make();
     } finally {
@@ -131,6 +135,45 @@ function start(me, url, options, st) {
     }
   }
   return link;
+}
+
+/**
+ * The first construct, when nothing is left for Rust to refuse: its EventSource is made (see early), and
+ * no option was given whose value Rust checks beyond the JavaScript type options.js checks (a number, a
+ * string, a probe, a queue). Then the module need not run in the constructor: the relay listens to the
+ * source at once (so no event is missed), and the shell is built and started once the module is compiled,
+ * off the main thread, in a task of its own (see soon in the entry). Whatever needs the shell before that
+ * (an open or an error from the source, a member of the instance) builds it then, synchronously. Its start
+ * tells only what it would have told in the constructor (see quiet in notify). Returns false, for the
+ * synchronous path, where the module is ready already or the page may not compile it.
+ */
+function later(link, values, make) {
+  const given = values[V_GIVEN];
+  if (OPTIONS.some(([, type], i) => given & (1 << i) && typeof type === 'string' && type !== 'boolean')) return false;
+  let s = null;
+  const take = () => {
+    if (!s) {
+      link.quiet = true;
+      try {
+        s = link.s = make();
+      } finally {
+        link.quiet = false;
+        link.pre?.close(); // not taken: never, but nothing may stay open that the shell does not own
+        link.pre = null;
+      }
+    }
+    return s;
+  };
+  if (!hooks.soon?.(guard(take))) return false;
+  attach(link, link.pre);
+  link.s = {
+    get p() {
+      return take().p;
+    },
+    input: (code, a, b, c) => take().input(code, a, b, c),
+    lastEventId: () => take().lastEventId(),
+  };
+  return true;
 }
 
 /**

@@ -10,7 +10,7 @@ import {
   I_WAKE, I_HIDDEN, I_RESTORED, I_ONLINE, I_OFFLINE, I_PROBED, I_READY_STATE, I_ATTEMPT,
   N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, S_CLOSED,
 } from './boundary.js';
-import { ask, fail, guard, hooks, report, NAMES, PREFIX } from './base.js';
+import { ask, fail, guard, hooks, report, EMPTY, NAMES, PREFIX } from './base.js';
 import { fire } from './relay.js';
 import { leave, tell } from './share.js';
 
@@ -26,7 +26,9 @@ function call(f, arg, self) {
 
 /** What Rust tells the user. Never throws. */
 export const notify = guard(function notify(link, what, a, b) {
-  const me = link.me, cb = link.cb, st = link.st;
+  // A shell started after its constructor (see later in api.js) tells the instance's callbacks nothing of
+  // its start, which in the constructor none could have heard: only createManagedStream's handlers.
+  const me = link.me, cb = link.quiet ? EMPTY : link.cb, st = link.st;
   if (link.sh?.leader) {
     // A leader that closes hands the connection over: the others are not told it closed.
     if (what === N_STATUS && a === S_CLOSED) queueMicrotask(() => leave(link));

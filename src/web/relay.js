@@ -160,6 +160,8 @@ export function until(link, e) {
 
 /** Called by Rust for every new EventSource: our listeners on it. */
 export const attach = guard(function attach(link, es) {
+  // The source the constructor listened to already (see later in api.js).
+  if (link.c?.es === es) return link.c;
   const c = { link, es, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
   // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there.
   for (const [type, code] of [['open', I_OPENED], ['error', I_FAILED]]) {

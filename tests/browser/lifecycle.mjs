@@ -191,10 +191,11 @@ test('prepare() compiles the wasm off the main thread and instantiates it, so th
     es.close();
     eq(es.status, 'closed');
 
-    // Without prepare(), the first construct compiles, once; prepare() after it resolves with nothing to do.
+    // Without prepare(), a first construct with an option Rust checks compiles the wasm, once (one without
+    // any is the next test's); prepare() after it resolves with nothing to do.
     const late = await import('/pkg/index.js?no-prepare');
     await plan('unprepared', '', 'stream');
-    const other = new late.ManagedEventSource(url('unprepared'));
+    const other = new late.ManagedEventSource(url('unprepared'), { maxAttempts: 3 });
     eq([compiles, instances], [1, 2], 'the first construct compiles and instantiates the wasm itself');
     ok(await until(5000, () => other.readyState === 1));
     other.close();
@@ -262,6 +263,84 @@ test('the first construct starts its connection before it compiles the wasm, and
     eq(made.length, n + 1);
   } finally {
     WebAssembly.Module = Module;
+    globalThis.EventSource = Source;
+  }
+});
+
+test('a first construct with nothing for Rust to check runs no wasm: the shell takes over once the module is compiled, off the main thread', async () => {
+  const Module = WebAssembly.Module, Instance = WebAssembly.Instance, compile = WebAssembly.compile, Source = globalThis.EventSource;
+  let compiles = 0, instances = 0, sources = 0, delay = 0;
+  // The package's module only: the constructor compiles an empty one to learn whether the page's CSP allows it.
+  WebAssembly.Module = Object.assign(function (b) {
+    if (b.byteLength > 8) compiles++;
+    return new Module(b);
+  }, { prototype: Module.prototype });
+  WebAssembly.Instance = Object.assign(function (...args) {
+    instances++;
+    return new Instance(...args);
+  }, { prototype: Instance.prototype });
+  // A background compile that takes `delay` ms longer, to let the connection open before it is done.
+  WebAssembly.compile = (b) => compile(b).then((m) => sleep(delay).then(() => m));
+  globalThis.EventSource = class extends Source {
+    constructor(...args) {
+      super(...args);
+      sources++;
+    }
+  };
+  try {
+    // Booleans and choices are all checked in JavaScript: nothing is left for Rust to refuse.
+    const a = await import('/pkg/index.js?later-a');
+    await plan('later-a', '', 'stream');
+    const es = new a.ManagedEventSource(url('later-a', '&x=1'), { withCredentials: false, jitter: 'equal' });
+    eq([compiles, instances, sources], [0, 0, 1], 'the construct compiled nothing and instantiated nothing, and made its source');
+    eq(es.url, `${url('later-a')}&x=1`, 'its url is the source\'s, at once');
+    const seen = watch(es);
+    ok(await until(5000, () => instances === 1), 'the shell is built once the module is compiled');
+    eq(compiles, 0, 'which was not on the main thread');
+    ok(await until(5000, () => seen.events.length >= 3), 'and the client streams');
+    eq(seen.statuses, ['open'], 'the start after the constructor tells the instance nothing a constructor would not have');
+    eq(seen.opens, 1);
+    eq(sources, 1, 'the shell took the source the constructor made');
+    es.close();
+    eq([es.status, es.readyState], ['closed', 2]);
+
+    // The connection opens before the module is compiled: the open builds the shell then, synchronously.
+    delay = 3000;
+    const b = await import('/pkg/index.js?later-b');
+    await plan('later-b', '', 'stream');
+    const statuses = [];
+    const stop = b.createManagedStream(url('later-b'), { onStatus: (s) => statuses.push(s) });
+    ok(await until(2500, () => statuses.includes('open')), `open before the compile is done: ${statuses}`);
+    eq(statuses, ['connecting', 'open'], "createManagedStream's onStatus hears the start, as from a constructor");
+    eq([compiles, instances], [1, 2], 'compiled on the main thread, where the open needed it');
+    stop();
+    ok(await until(3000, async () => (await log('later-b')).open === 0), 'closed at the server');
+
+    // Closed before the shell took over: nothing left open, and nothing built later by the compile.
+    const c = await import('/pkg/index.js?later-c');
+    await plan('later-c', '', 'stream');
+    const gone = new c.ManagedEventSource(url('later-c'));
+    const quiet = watch(gone);
+    eq([compiles, instances], [1, 2]);
+    gone.close();
+    eq([gone.status, gone.readyState], ['closed', 2]);
+    eq(quiet.statuses, ['closed']);
+    await sleep(3500);
+    eq(instances, 3, 'built once, by the close');
+    eq((await log('later-c')).open, 0, 'no connection left at the server');
+
+    // A member read before the shell took over answers as the shell would.
+    delay = 0;
+    const d = await import('/pkg/index.js?later-d');
+    await plan('later-d', '', 'stream');
+    const asked = new d.ManagedEventSource(url('later-d'));
+    eq([asked.status, asked.readyState, asked.attempt, asked.lastEventId], ['connecting', 0, 0, '']);
+    ok(await until(5000, () => asked.readyState === 1));
+    asked.close();
+  } finally {
+    WebAssembly.Module = Module;
+    WebAssembly.Instance = Instance;
+    WebAssembly.compile = compile;
     globalThis.EventSource = Source;
   }
 });
