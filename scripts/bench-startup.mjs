@@ -264,7 +264,7 @@ export function table(rows) {
 export function brief(rows) {
   const f = (x) => x.toFixed(1);
   let md = `First client on a page, ${samples} fresh browser processes per engine and client, medians (ms of main thread; to \`open\` includes the connection):\n\n`;
-  md += '| engine | first construct: ours (then later) | ours with `maxAttempts` (its compile) | ours after `prepare()` | reconnecting-eventsource | native | to open: ours ÷ peer |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n';
+  md += '| engine | first construct: ours (the longest task after it, until open) | ours with `maxAttempts` (its compile) | ours after `prepare()` | reconnecting-eventsource | native | to open: ours ÷ peer |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const engine of new Set(rows.map((r) => r.engine))) {
     const of = (c) => rows.find((r) => r.engine === engine && r.client === c);
     const ours = of(OURS), checked = of(CHECKED), prepared = of(PREPARED), peer = of('reconnecting-eventsource 1.6.5'), native = of('native');
