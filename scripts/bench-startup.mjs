@@ -81,6 +81,27 @@ const time = (obj, key, part) => {
 time(Uint8Array, 'fromHex', 'decode');
 time(WebAssembly, 'Module', 'compile');
 time(WebAssembly, 'Instance', 'instantiate');
+/** A message loop from now on; \`stop()\` ends it after a last turn and gives its longest gap: the longest
+ * task the page ran meanwhile. */
+const tasks = () => {
+  let longest = 0, last = now(), on = true;
+  const ch = new MessageChannel();
+  ch.port1.onmessage = () => {
+    const t = now();
+    longest = Math.max(longest, t - last);
+    last = t;
+    if (on) ch.port2.postMessage(0);
+  };
+  ch.port2.postMessage(0);
+  return {
+    async stop(ms) {
+      await new Promise((r) => setTimeout(r, ms)); // the loop's last turns, after the task that ended the wait
+      on = false;
+      ch.port1.onmessage = null;
+      return longest;
+    },
+  };
+};
 // The browser's own start-up (its other processes, the first paint) competes for the same cores for the
 // first few hundred milliseconds; the page lets it settle, so that what it times is the client's.
 if (document.readyState !== 'complete') await new Promise((r) => addEventListener('load', r, { once: true }));
@@ -91,21 +112,10 @@ const url = '/sse?r=' + Math.random();
 const i0 = now();
 const m = spec.import ? await import(spec.import) : null;
 const i1 = now();
-${CLIENTS[name].before ? `// What prepare() costs the main thread: the longest task while it runs, seen by a message loop.
-let longest = 0, last = now(), probing = true;
-const ch = new MessageChannel();
-ch.port1.onmessage = () => {
-  const t = now();
-  longest = Math.max(longest, t - last);
-  last = t;
-  if (probing) ch.port2.postMessage(0);
-};
-ch.port2.postMessage(0);
+${CLIENTS[name].before ? `// What prepare() costs the main thread: the longest task while it runs.
+const preparing = tasks();
 ${CLIENTS[name].before}
-probing = false;
-await new Promise((r) => setTimeout(r, 50)); // the probe's last turn, after the task that resolved it
-ch.port1.onmessage = null;
-parts.prepareTask = longest;` : ''}
+parts.prepareTask = await preparing.stop(50);` : ''}
 ${after ? `await new Promise((r) => setTimeout(r, ${after}));` : ''}
 const make = (${CLIENTS[name].make});
 for (const k of ['decode', 'compile', 'instantiate']) parts[k] = 0; // from here on: the construct's own
@@ -116,21 +126,11 @@ const es = make(url, m);
 es.addEventListener('open', () => opened(now()), { once: true });
 const c1 = now();
 const own = { decode: parts.decode, compile: parts.compile, instantiate: parts.instantiate };
-// The longest task from here until just after the open (a message loop's longest gap): what the client
-// does later on the main thread (for ours without an option Rust checks, the shell's taking over).
-let later = 0, at = now(), probe = true;
-const loop = new MessageChannel();
-loop.port1.onmessage = () => {
-  const t = now();
-  later = Math.max(later, t - at);
-  at = t;
-  if (probe) loop.port2.postMessage(0);
-};
-loop.port2.postMessage(0);
+// The longest task from here until just after the open: what the client does later on the main thread
+// (for ours without an option Rust checks, the shell's taking over).
+const afterwards = tasks();
 const o = await open;
-await new Promise((r) => setTimeout(r, 30));
-probe = false;
-loop.port1.onmessage = null;
+const later = await afterwards.stop(30);
 // A second client at once: what the construct costs once the engine has run the code (the first-run part).
 const a0 = now();
 const again = make(url + '&again', m);
