@@ -11,7 +11,8 @@
 //
 // This file holds no policy either: a constructor reads its arguments (so that a throwing getter throws to
 // the caller, never through wasm), hands the values to Rust, which validates them and starts the shell, and
-// keeps what the instance's members read. Nothing here lets an exception reach Rust.
+// keeps what the instance's members read. (A first constructor with nothing left for Rust to check hands
+// them over later, once the module is compiled: see `later`.) Nothing here lets an exception reach Rust.
 
 import {
   I_RETRY_NOW, I_CLOSE, I_STATUS, I_READY_STATE, I_ATTEMPT, I_LIVE,
@@ -179,8 +180,9 @@ function later(link, values, make) {
 /**
  * Starts the first attempt's EventSource before the shell is built: on the first construct that is before
  * the wasm is compiled and run, so the request is on its way meanwhile. Rust's first attempt takes it (see
- * source). No event can reach it before then: the construct is one task. A URL the attempt would refuse
- * makes nothing here; the shell then refuses it, after checking the options, as without this.
+ * source): in the constructor, before any event can reach it (the construct is one task), or later, with
+ * the relay listening to it from the constructor on (see later). A URL the attempt would refuse makes
+ * nothing here; the shell then refuses it, after checking the options, as without this.
  */
 function early(link, url) {
   try {
