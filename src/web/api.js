@@ -126,16 +126,22 @@ function start(me, url, options, st) {
     startShared(link, make, share === true ? url : share);
   } else {
     if (!viaFetch && typeof url === 'string') early(link, url);
-    if (link.pre && later(link, values, make)) return link;
-    try {
-      link.s = make();
-    } finally {
-      // Not taken: the options or the URL were refused (the constructor throws).
-      link.pre?.close();
-      link.pre = null;
-    }
+    if (!link.pre || !later(link, values, make)) build(link, make);
   }
   return link;
+}
+
+/**
+ * Builds the shell (`make`) as `link.s`, and returns it. The source `early` made is then Rust's, or, if
+ * the shell did not take it (the options or the URL were refused, and this throws), closed.
+ */
+function build(link, make) {
+  try {
+    return (link.s = make());
+  } finally {
+    link.pre?.close();
+    link.pre = null;
+  }
 }
 
 /**
@@ -156,11 +162,9 @@ function later(link, values, make) {
     if (!s) {
       link.quiet = true;
       try {
-        s = link.s = make();
+        s = build(link, make);
       } finally {
         link.quiet = false;
-        link.pre?.close(); // not taken: never, but nothing may stay open that the shell does not own
-        link.pre = null;
       }
     }
     return s;
