@@ -82,6 +82,27 @@ async function bundle(entry, out, format, args = []) {
   writeFileSync(out, `//# allFunctionsCalledOnLoad\n${code}`);
 }
 
+/** Where buildCheck leaves the option check's module, for each flavour's entry. */
+const checkPath = join(workRoot, 'check.wasm');
+
+/**
+ * The option check (src/check.rs): the crate built with the `check` feature instead of the shell, the
+ * module a first constructor runs. At opt-level 3, where the one export inlines what it calls and the
+ * errors' strings, which it never returns, mostly go: 2.4 kB against 3.5 at the crate's "z".
+ */
+function buildCheck() {
+  say('cargo build --release --target wasm32-unknown-unknown --features small,check (opt-level 3)');
+  run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--features', 'small,check'], { CARGO_PROFILE_RELEASE_OPT_LEVEL: '3' });
+  mkdirSync(workRoot, { recursive: true });
+  copyFileSync(join(root, 'target', 'wasm32-unknown-unknown', 'release', 'managed_eventsource.wasm'), checkPath);
+  optimize(checkPath, ['--converge', '--strip-target-features', '--low-memory-unused']);
+  const names = WebAssembly.Module.exports(new WebAssembly.Module(readFileSync(checkPath))).map((e) => e.name);
+  if (!['check', 'memory', 'numbers', 'units'].every((n) => names.includes(n))) {
+    console.error(`[build] failed: the option check's module exports ${names.join(', ')}, not check, memory, numbers and units`);
+    process.exit(1);
+  }
+}
+
 /**
  * One module: the crate built with `features`, its wasm inlined, bundled into `pkg/<name>.js` (ES module)
  * and `pkg/<name>.cjs`, exporting what `entry` (given the glue and snippet paths) exports.
@@ -114,6 +135,7 @@ async function buildModule({ name, features, entry, keep = [] }) {
   // gzip still sees the module's repeats byte for byte, which base64's 6-bit groups hide), and the engine
   // decodes either natively.
   writeFileSync(join(work, 'wasm.js'), `// The wasm module, hex-encoded (scripts/build.mjs).\nexport const data = '${wasm.toString('hex')}';\n`);
+  writeFileSync(join(work, 'check.js'), `// The option check's module, hex-encoded (scripts/build.mjs).\nexport const check = '${readFileSync(checkPath).toString('hex')}';\n`);
   say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), inlined as ${wasm.length * 2} characters of hex (gzip ${gz(Buffer.from(wasm.toString('hex')))})`);
 
   const snippets = `./snippets/${readdirSync(join(work, 'snippets'))[0]}/src/web`;
@@ -121,17 +143,19 @@ async function buildModule({ name, features, entry, keep = [] }) {
     join(work, 'entry.js'),
     `import * as glue from './managed_eventsource.js';
 import { data } from './wasm.js';
+import { check } from './check.js';
 import { warm } from '${snippets}/api.js';
+import { valid } from '${snippets}/options.js';
 /** What every entry gives api.js (see define in base.js); the functions are below. */
 const core = { ...glue, shell: (...args) => (init(), glue.shell(...args)), soon };
 ${entry(snippets)}
 
 /** The module's bytes: the engine decodes hex natively where it can (Chrome 140, Firefox 133, Safari 18.2;
  * 0.1 ms), else a loop. */
-function bytes() {
-  if (typeof Uint8Array.fromHex === 'function') return Uint8Array.fromHex(data);
-  const b = new Uint8Array(data.length / 2);
-  for (let i = 0; i < b.length; i++) b[i] = parseInt(data.substr(2 * i, 2), 16);
+function bytes(hex = data) {
+  if (typeof Uint8Array.fromHex === 'function') return Uint8Array.fromHex(hex);
+  const b = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < b.length; i++) b[i] = parseInt(hex.substr(2 * i, 2), 16);
   return b;
 }
 
@@ -147,7 +171,7 @@ function explain(e) {
 // ready), else synchronously on first use: the module is far below the largest one browsers compile on the
 // main thread (see docs/reference.md). A page may call prepare() first, which compiles it off the main
 // thread and then instantiates it; the first construct then does neither.
-let ready = false, compiled = null, compiling = null, preparing = null, allowed = false;
+let ready = false, compiled = null, compiling = null, preparing = null;
 function init() {
   if (ready) return;
   try {
@@ -198,19 +222,28 @@ export function prepare() {
  * on the synchronous path); else true, and \`f\` is called in a task of its own once the module is compiled,
  * off the main thread (or the compile failed: \`f\` then meets the error on the synchronous path).
  */
-function soon(f) {
+function soon(f, values) {
   if (ready) return false;
-  if (!allowed) {
-    // Compiling the smallest module is how a page finds out (0.05 ms), without waiting for a promise.
-    try {
-      new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
-      allowed = true;
-    } catch {
-      return false;
-    }
+  try {
+    if (!checks(values)) return false;
+  } catch {
+    return false;
   }
   compile().then(f, f);
   return true;
+}
+
+/** The option check's exports (src/check.rs), once compiled. */
+let checker = null;
+
+/**
+ * Whether the options in \`values\` pass every rule the shell checks, asked of the option check's module,
+ * which reads them as the shell does (see valid in options.js). Throws what compiling it throws: compiling
+ * it is also how a page finds out whether its CSP lets it compile.
+ */
+function checks(values) {
+  checker ??= new WebAssembly.Instance(new WebAssembly.Module(bytes(check))).exports;
+  return valid(checker, values);
 }
 
 `,
@@ -224,6 +257,7 @@ function soon(f) {
 async function buildLibrary() {
   rmSync(pkg, { recursive: true, force: true });
   mkdirSync(pkg);
+  buildCheck();
   const main = await buildModule({
     name: 'index',
     features: 'small',

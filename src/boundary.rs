@@ -368,10 +368,9 @@ pub fn javascript() -> alloc::string::String {
     }
     s += "\n// What follows the options in the values.\n";
     s += &consts(Slot::JS, Slot::FIRST);
-    s += &format!(
-        "export const V_COUNT = {};\n",
-        Slot::FIRST + Slot::ALL.len()
-    );
+    s += &format!("export const V_COUNT = {COUNT};\n");
+    s += "\n// The code units of a string the option check's module keeps (src/check.rs).\n";
+    s += &format!("export const CHECK_UNITS = {CHECK_UNITS};\n");
     s
 }
 
@@ -393,5 +392,84 @@ pub fn jitter_at(i: u32) -> crate::ladder::Strategy {
         2 => Strategy::Decorrelated,
         3 => Strategy::None,
         _ => Strategy::Full,
+    }
+}
+
+/// The number of values the JavaScript half lays out: the options, then the slots.
+pub const COUNT: usize = Slot::FIRST + Slot::ALL.len();
+
+/// The code units of each string that the option check's module (`check`) keeps: more than the longest
+/// name a rule compares a string with, so that a longer string is none of them.
+pub const CHECK_UNITS: usize = 16;
+
+/// The values the JavaScript half laid out from the user's options (see [`Opt`] and [`Slot`]), as the
+/// browser shell reads them: the JavaScript array itself in the shell, a copy in the option check's own
+/// memory (`check`, the small module the first constructor runs instead of the shell).
+pub trait Values {
+    /// A string value, checked where it is (see [`crate::options::Text`]).
+    type Text: crate::options::Text;
+    /// The number at position `at`.
+    fn at(&self, at: usize) -> f64;
+    /// The string at position `at`; `None` where there is none.
+    fn text_at(&self, at: usize) -> Option<Self::Text>;
+
+    /// Bit `i` set for each option at position `i` that was given (the number at [`Slot::Given`]).
+    fn given(&self) -> u32;
+
+    /// An option's number, or `default` where it was not given.
+    fn number(&self, o: Opt, default: f64) -> f64 {
+        if self.given() & (1 << o as u32) != 0 {
+            self.at(o as usize)
+        } else {
+            default
+        }
+    }
+
+    /// A boolean, given as 0 or 1.
+    fn flag(&self, o: Opt, default: bool) -> bool {
+        self.number(o, default as u8 as f64) == 1.0
+    }
+
+    /// The index of a choice's value (0, the default, when not given).
+    fn index(&self, o: Opt) -> u32 {
+        self.number(o, 0.0) as u32
+    }
+}
+
+/// The options `v` describes, every one not given at its default (a socket's `connectTimeoutMs` is
+/// [`crate::socket::DEFAULT_CONNECT_TIMEOUT_MS`]). Unchecked: [`Options::validate`] checks them. The shell
+/// and the first constructor's option check both read the user's options with this, so that they agree.
+///
+/// [`Options::validate`]: crate::options::Options::validate
+pub fn options<V: Values>(v: &V, socket: bool) -> crate::options::Options<V::Text> {
+    let d = crate::options::Options::<&str>::default();
+    crate::options::Options {
+        // The JavaScript half hands it to EventSource itself.
+        with_credentials: d.with_credentials,
+        reconnect: reconnect_at(v.index(Opt::Reconnect)),
+        jitter: jitter_at(v.index(Opt::Jitter)),
+        base_ms: v.number(Opt::BaseMs, d.base_ms),
+        max_ms: v.number(Opt::MaxMs, d.max_ms),
+        factor: v.number(Opt::Factor, d.factor),
+        max_attempts: v.number(Opt::MaxAttempts, d.max_attempts),
+        last_event_id_param: v.text_at(Opt::LastEventIdParam as usize),
+        reconnect_on_visible: v.flag(Opt::ReconnectOnVisible, d.reconnect_on_visible),
+        reconnect_on_online: v.flag(Opt::ReconnectOnOnline, d.reconnect_on_online),
+        retry_hint_event: v.text_at(Opt::RetryHintEvent as usize),
+        max_hint_ms: v.number(Opt::MaxHintMs, d.max_hint_ms),
+        probe: v.flag(Opt::Probe, d.probe),
+        probe_url: v.text_at(Slot::ProbeUrl.at()),
+        stall_timeout_ms: v.number(Opt::StallTimeoutMs, d.stall_timeout_ms),
+        heartbeat_event: v.text_at(Opt::HeartbeatEvent as usize),
+        min_uptime_ms: v.number(Opt::MinUptimeMs, d.min_uptime_ms),
+        pause_when_hidden_ms: v.number(Opt::PauseWhenHiddenMs, d.pause_when_hidden_ms),
+        connect_timeout_ms: v.number(
+            Opt::ConnectTimeoutMs,
+            if socket {
+                crate::socket::DEFAULT_CONNECT_TIMEOUT_MS
+            } else {
+                d.connect_timeout_ms
+            },
+        ),
     }
 }

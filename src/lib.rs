@@ -79,8 +79,11 @@ pub mod resume;
 pub mod socket;
 pub mod storm;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "check")))]
 pub mod web;
+
+#[cfg(all(target_arch = "wasm32", feature = "check"))]
+pub mod check;
 
 #[cfg(all(target_arch = "wasm32", not(feature = "small")))]
 pub mod browser;

@@ -134,3 +134,86 @@ fn the_table_names_each_option_at_its_position_with_its_default() {
     assert_eq!(OPTIONS[Opt::HeartbeatEvent as usize].name, "heartbeatEvent");
     assert_eq!(Slot::Given.at(), OPTIONS.len() + Slot::Given as usize);
 }
+
+/// Values laid out as the JavaScript half lays them out: `given` pairs an option with its value.
+struct Laid {
+    numbers: Vec<f64>,
+    texts: Vec<Option<&'static str>>,
+    given: u32,
+}
+
+impl Laid {
+    fn new() -> Self {
+        Laid {
+            numbers: vec![f64::NAN; boundary::COUNT],
+            texts: vec![None; boundary::COUNT],
+            given: 0,
+        }
+    }
+
+    fn number(mut self, o: Opt, v: f64) -> Self {
+        self.numbers[o as usize] = v;
+        self.given |= 1 << o as u32;
+        self
+    }
+
+    fn text(mut self, at: usize, v: &'static str) -> Self {
+        self.texts[at] = Some(v);
+        if at < OPTIONS.len() {
+            self.given |= 1 << at;
+        }
+        self
+    }
+}
+
+impl boundary::Values for Laid {
+    type Text = &'static str;
+    fn at(&self, at: usize) -> f64 {
+        self.numbers[at]
+    }
+    fn text_at(&self, at: usize) -> Option<&'static str> {
+        self.texts[at]
+    }
+    fn given(&self) -> u32 {
+        self.given
+    }
+}
+
+#[test]
+fn options_read_from_the_values_keep_every_default_not_given() {
+    // Nothing given: the defaults, whatever the values hold (the NaNs are never read).
+    assert_eq!(
+        boundary::options(&Laid::new(), false),
+        Options::<&str>::default()
+    );
+    let socket = boundary::options(&Laid::new(), true);
+    assert_eq!(
+        socket.connect_timeout_ms,
+        managed_eventsource::socket::DEFAULT_CONNECT_TIMEOUT_MS
+    );
+    let o = boundary::options(
+        &Laid::new()
+            .number(Opt::BaseMs, 250.0)
+            .number(Opt::Jitter, 2.0)
+            .number(Opt::Reconnect, 1.0)
+            .number(Opt::ReconnectOnVisible, 0.0)
+            .number(Opt::Probe, 1.0)
+            .text(Opt::LastEventIdParam as usize, "id")
+            .text(Slot::ProbeUrl.at(), "/probe"),
+        false,
+    );
+    assert_eq!(o.base_ms, 250.0);
+    assert_eq!(o.max_ms, Options::<&str>::default().max_ms);
+    assert_eq!(o.jitter, Strategy::Decorrelated);
+    assert_eq!(o.reconnect, Reconnect::Browser);
+    assert!(!o.reconnect_on_visible && o.reconnect_on_online && o.probe);
+    assert_eq!(o.last_event_id_param, Some("id"));
+    assert_eq!(o.probe_url, Some("/probe"));
+    // A default that breaks a rule with a value given: maxMs (60000 unless given) below baseMs.
+    let high = Laid::new().number(Opt::BaseMs, 70_000.0);
+    assert!(boundary::options(&high, false).validate().is_err());
+    let both = Laid::new()
+        .number(Opt::BaseMs, 70_000.0)
+        .number(Opt::MaxMs, 80_000.0);
+    assert!(boundary::options(&both, false).validate().is_ok());
+}

@@ -17,7 +17,6 @@
 import {
   I_RETRY_NOW, I_CLOSE, I_STATUS, I_READY_STATE, I_ATTEMPT, I_LIVE,
   O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, V_PROBE_URL, V_RESUME_FROM, V_START, V_TRANSPORT,
-  OPTIONS, V_GIVEN,
 } from './boundary.js';
 import { ask, fail, guard, hooks, EMPTY, NAMES } from './base.js';
 import { add, dress } from './listeners.js';
@@ -139,24 +138,27 @@ function build(link, make) {
   try {
     return (link.s = make());
   } finally {
-    link.pre?.close();
+    const pre = link.pre;
     link.pre = null;
+    if (pre) {
+      // Its own close, not the instance's that the relay gave it (see attach), which would build again.
+      delete pre.close;
+      pre.close();
+    }
   }
 }
 
 /**
- * The first construct, when nothing is left for Rust to refuse: its EventSource is made (see early), and
- * no option was given whose value Rust checks beyond the JavaScript type options.js checks (a number, a
- * string, a probe, a queue). Then the module need not run in the constructor: the relay listens to the
- * source at once (so no event is missed), and the shell is built and started once the module is compiled,
- * off the main thread, in a task of its own (see soon in the entry). Whatever needs the shell before that
- * (an open or an error from the source, a member of the instance) builds it then, synchronously. Its start
- * tells only what it would have told in the constructor (see quiet in notify). Returns false, for the
- * synchronous path, where the module is ready already or the page may not compile it.
+ * The first construct, when its EventSource is made (see early) and the options pass the option check, a
+ * module of a few kilobytes that runs the shell's own reading and rules (src/check.rs; see soon in the
+ * entry). Then the shell's module need not run in the constructor: the relay listens to the source at once
+ * (so no event is missed), and the shell is built and started once the module is compiled, off the main
+ * thread, in a task of its own. Whatever needs the shell before that (an open or an error from the source,
+ * a member of the instance) builds it then, synchronously. Its start tells only what it would have told in
+ * the constructor (see quiet in notify). Returns false, for the synchronous path, where the module is
+ * ready already, the options fail (the shell, built there, throws the error) or the page may not compile.
  */
 function later(link, values, make) {
-  const given = values[V_GIVEN];
-  if (OPTIONS.some(([, type], i) => given & (1 << i) && typeof type === 'string' && type !== 'boolean')) return false;
   let s = null;
   const take = () => {
     if (!s) {
@@ -169,7 +171,7 @@ function later(link, values, make) {
     }
     return s;
   };
-  if (!hooks.soon?.(guard(take))) return false;
+  if (!hooks.soon?.(guard(take), values)) return false;
   attach(link, link.pre);
   link.s = {
     get p() {

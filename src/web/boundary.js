@@ -104,3 +104,6 @@ export const V_START = 25;
 export const V_TRANSPORT = 26;
 export const V_PROTOCOLS = 27;
 export const V_COUNT = 28;
+
+// The code units of a string the option check's module keeps (src/check.rs).
+export const CHECK_UNITS = 16;

@@ -22,9 +22,10 @@ pub use storm::StormSim;
 
 use wasm_bindgen::prelude::*;
 
-use crate::boundary::{self, Code, Opt, Slot};
+use crate::boundary::Values as _;
+use crate::boundary::{self, Code, Slot};
 use crate::machine::{Config, Input};
-use crate::options::{ErrorKind, OptionError, Options, Text};
+use crate::options::{ErrorKind, OptionError, Text};
 use handles::Handle;
 use shell::{Shared, Transport};
 
@@ -33,8 +34,7 @@ fn throw(e: OptionError) -> JsValue {
 }
 
 /// The values the JavaScript half read from the user's options (see [`crate::boundary`]): an array read an
-/// element at a time, which costs the package less than copying it into wasm memory. An option counts only
-/// where its bit of `given` is set.
+/// element at a time, which costs the package less than copying it into wasm memory.
 struct Values<'a> {
     values: &'a JsValue,
     given: u32,
@@ -46,32 +46,25 @@ impl Values<'_> {
     }
 
     fn item(&self, slot: Slot) -> Option<JsValue> {
-        let v = js::item(self.values, slot.at() as f64);
+        self.text_at(slot.at())
+    }
+}
+
+impl boundary::Values for Values<'_> {
+    type Text = JsValue;
+
+    fn at(&self, at: usize) -> f64 {
+        js::number(self.values, at as f64)
+    }
+
+    /// `undefined` is none.
+    fn text_at(&self, at: usize) -> Option<JsValue> {
+        let v = js::item(self.values, at as f64);
         (!v.is_undefined()).then_some(v)
     }
 
-    fn number(&self, o: Opt, default: f64) -> f64 {
-        if self.given & (1 << o as u32) != 0 {
-            js::number(self.values, o as u8 as f64)
-        } else {
-            default
-        }
-    }
-
-    /// A boolean, given as 0 or 1.
-    fn flag(&self, o: Opt, default: bool) -> bool {
-        self.number(o, default as u8 as f64) == 1.0
-    }
-
-    /// The index of a choice's value (0, the default, when not given).
-    fn index(&self, o: Opt) -> u32 {
-        self.number(o, 0.0) as u32
-    }
-
-    /// A string option: `undefined` when not given.
-    fn text(&self, o: Opt) -> Option<JsValue> {
-        let v = js::item(self.values, o as u8 as f64);
-        (!v.is_undefined()).then_some(v)
+    fn given(&self) -> u32 {
+        self.given
     }
 }
 
@@ -90,36 +83,7 @@ impl Text for JsValue {
 /// configuration for them. The JavaScript half has checked the JavaScript types and reads only the options
 /// of the class it builds (see [`boundary::class`]); the others keep their defaults.
 fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
-    let d = Options::<&str>::default();
-    let o = Options {
-        // The JavaScript half hands it to EventSource itself (see `js::source`).
-        with_credentials: d.with_credentials,
-        reconnect: boundary::reconnect_at(v.index(Opt::Reconnect)),
-        jitter: boundary::jitter_at(v.index(Opt::Jitter)),
-        base_ms: v.number(Opt::BaseMs, d.base_ms),
-        max_ms: v.number(Opt::MaxMs, d.max_ms),
-        factor: v.number(Opt::Factor, d.factor),
-        max_attempts: v.number(Opt::MaxAttempts, d.max_attempts),
-        last_event_id_param: v.text(Opt::LastEventIdParam),
-        reconnect_on_visible: v.flag(Opt::ReconnectOnVisible, d.reconnect_on_visible),
-        reconnect_on_online: v.flag(Opt::ReconnectOnOnline, d.reconnect_on_online),
-        retry_hint_event: v.text(Opt::RetryHintEvent),
-        max_hint_ms: v.number(Opt::MaxHintMs, d.max_hint_ms),
-        probe: v.flag(Opt::Probe, d.probe),
-        probe_url: v.item(Slot::ProbeUrl),
-        stall_timeout_ms: v.number(Opt::StallTimeoutMs, d.stall_timeout_ms),
-        heartbeat_event: v.text(Opt::HeartbeatEvent),
-        min_uptime_ms: v.number(Opt::MinUptimeMs, d.min_uptime_ms),
-        pause_when_hidden_ms: v.number(Opt::PauseWhenHiddenMs, d.pause_when_hidden_ms),
-        connect_timeout_ms: v.number(
-            Opt::ConnectTimeoutMs,
-            if socket {
-                crate::socket::DEFAULT_CONNECT_TIMEOUT_MS
-            } else {
-                d.connect_timeout_ms
-            },
-        ),
-    };
+    let o = boundary::options(v, socket);
     Ok(Config {
         mode: o.reconnect,
         ladder: o.validate().map_err(throw)?,
@@ -139,7 +103,7 @@ fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
 #[cfg(feature = "websocket")]
 fn socket_of(v: &Values) -> Result<Transport, JsValue> {
     use crate::socket::{valid_close_code, Queue, RECONNECT_CODES};
-    let queue = match v.index(Opt::Queue) {
+    let queue = match v.index(boundary::Opt::Queue) {
         1 => Queue::All,
         2 => {
             let max = v.slot(Slot::QueueMax);

@@ -1,11 +1,12 @@
 // Reading the user's option object as a dictionary argument is read: each option of a class checked for its
 // JavaScript type (a throwing getter throws to the caller, never through wasm), a misspelt name refused, and
-// the values laid out for Rust as boundary.rs describes them.
+// the values laid out for Rust as boundary.rs describes them; and copying those values into the option
+// check's module (src/check.rs), which a first constructor runs instead of the shell.
 //
 // It may not check a value's range or hold a default: Rust (options.rs) does both, so that the rules live in
 // one place.
 
-import { OPTIONS, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_COUNT } from './boundary.js';
+import { OPTIONS, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_COUNT, CHECK_UNITS } from './boundary.js';
 import { fail } from './base.js';
 
 export const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
@@ -69,4 +70,24 @@ export function readOptions(options, cls, others) {
   });
   values[V_GIVEN] = given;
   return { o, values };
+}
+
+/**
+ * Whether the option values `values` (see readOptions) pass every rule the shell checks, asked of the
+ * option check's instance `x` (its exports): each number is copied to its position of the module's
+ * numbers, each string as its length there and its first code units at the same position of its units
+ * (src/check.rs), and anything else as -1.
+ */
+export function valid(x, values) {
+  const n = new Float64Array(x.memory.buffer, x.numbers(), V_COUNT);
+  const u = new Uint16Array(x.memory.buffer, x.units(), V_COUNT * CHECK_UNITS);
+  for (let i = 0; i < V_COUNT; i++) {
+    const v = values[i];
+    if (typeof v !== 'string') n[i] = typeof v === 'number' ? v : -1;
+    else {
+      n[i] = v.length;
+      for (let j = 0; j < CHECK_UNITS && j < v.length; j++) u[i * CHECK_UNITS + j] = v.charCodeAt(j);
+    }
+  }
+  return x.check() === 1;
 }

@@ -5,6 +5,7 @@
 import { ManagedEventSource } from '/pkg/index.js';
 import { ManagedWebSocket } from '/pkg/websocket.js';
 import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, WEBKIT, visibility } from './lib.mjs';
+import { readOptions, valid } from '/src/web/options.js';
 
 test('pauseWhenHiddenMs: a page hidden that long closes its stream, and visible again it reconnects at once, resuming', async () => {
   await plan('pause', '', 'stream');
@@ -160,6 +161,13 @@ test('the constructors with no argument throw a TypeError, as EventSource and We
  * A stand-in for the wasm class `Orig` that calls `count` with its arguments first: a function sharing the
  * prototype, so that a module compiled by WebAssembly.compile is still instanceof it.
  */
+/** Whether `bytes` are the package's main module rather than the option check's (src/check.rs), which is
+ * a few kilobytes. */
+const main = (bytes) => bytes.byteLength > 8000;
+
+/** Whether the compiled module `m` is the option check's (`Module` is WebAssembly.Module itself). */
+const checker = (Module, m) => Module.exports(m).some((e) => e.name === 'check');
+
 const counting = (Orig, count) => Object.assign(function (...args) {
   count(...args);
   return new Orig(...args);
@@ -177,8 +185,8 @@ test('prepare() compiles the wasm off the main thread and instantiates it, so th
   const Module = WebAssembly.Module, Instance = WebAssembly.Instance, Source = globalThis.EventSource;
   let compiles = 0, instances = 0, sources = 0;
   // Stand-ins that count (see counting and countingSource).
-  WebAssembly.Module = counting(Module, () => compiles++);
-  WebAssembly.Instance = counting(Instance, () => instances++);
+  WebAssembly.Module = counting(Module, (b) => main(b) && compiles++);
+  WebAssembly.Instance = counting(Instance, (m) => checker(Module, m) || instances++);
   globalThis.EventSource = countingSource(Source, () => sources++);
   try {
     // A module is one per URL: each of these is a fresh copy of the package, its wasm not yet compiled.
@@ -198,11 +206,11 @@ test('prepare() compiles the wasm off the main thread and instantiates it, so th
     es.close();
     eq(es.status, 'closed');
 
-    // Without prepare(), a first construct with an option Rust checks compiles the wasm, once (one without
-    // any is the next test's); prepare() after it resolves with nothing to do.
+    // Without prepare(), a first construct with a URL function compiles the wasm, once (one with a URL
+    // string is the next tests'); prepare() after it resolves with nothing to do.
     const late = await import('/pkg/index.js?no-prepare');
     await plan('unprepared', '', 'stream');
-    const other = new late.ManagedEventSource(url('unprepared'), { maxAttempts: 3 });
+    const other = new late.ManagedEventSource(() => url('unprepared'), { maxAttempts: 3 });
     eq([compiles, instances], [1, 2], 'the first construct compiles and instantiates the wasm itself');
     ok(await until(5000, () => other.readyState === 1));
     other.close();
@@ -265,22 +273,22 @@ test('the first construct starts its connection before it compiles the wasm, and
   }
 });
 
-test('a first construct with nothing for Rust to check runs no wasm: the shell takes over once the module is compiled, off the main thread', async () => {
+test("a first construct whose options pass the option check runs none of the shell's wasm: the shell takes over once its module is compiled, off the main thread", async () => {
   const Module = WebAssembly.Module, Instance = WebAssembly.Instance, compile = WebAssembly.compile, Source = globalThis.EventSource;
   let compiles = 0, instances = 0, sources = 0, delay = 0;
-  // The package's module only: the constructor compiles an empty one to learn whether the page's CSP allows it.
-  WebAssembly.Module = counting(Module, (b) => b.byteLength > 8 && compiles++);
-  WebAssembly.Instance = counting(Instance, () => instances++);
+  // The package's module only: the constructor compiles and runs the option check's (see main).
+  WebAssembly.Module = counting(Module, (b) => main(b) && compiles++);
+  WebAssembly.Instance = counting(Instance, (m) => checker(Module, m) || instances++);
   // A background compile that takes `delay` ms longer, to let the connection open before it is done.
   WebAssembly.compile = (b) => compile(b).then((m) => sleep(delay).then(() => m));
   globalThis.EventSource = countingSource(Source, () => sources++);
   try {
-    // Booleans and choices are all checked in JavaScript: nothing is left for Rust to refuse.
+    // Options of every kind: the option check's module (src/check.rs) passes them.
     // The server answers after 1.5 s, so that the compile is done first in any engine (Firefox sends the
     // request at once, and a busy machine may compile more slowly than a loopback server answers).
     const a = await import('/pkg/index.js?later-a');
     await plan('later-a', 'slow:1500', 'stream');
-    const es = new a.ManagedEventSource(url('later-a', '&x=1'), { withCredentials: false, jitter: 'equal' });
+    const es = new a.ManagedEventSource(url('later-a', '&x=1'), { withCredentials: false, jitter: 'equal', maxAttempts: 5, baseMs: 200, lastEventIdParam: 'id' });
     eq([compiles, instances, sources], [0, 0, 1], 'the construct compiled nothing and instantiated nothing, and made its source');
     eq(es.url, `${url('later-a')}&x=1`, 'its url is the source\'s, at once');
     const seen = watch(es);
@@ -328,6 +336,118 @@ test('a first construct with nothing for Rust to check runs no wasm: the shell t
     asked.close();
   } finally {
     WebAssembly.Module = Module;
+    WebAssembly.Instance = Instance;
+    WebAssembly.compile = compile;
+    globalThis.EventSource = Source;
+  }
+});
+
+/** Option sets at the rules' edges, then `random` more drawn from edge values with a fixed seed. */
+function optionSets(random) {
+  let seed = 7;
+  const pick = (list) => list[(seed = (seed * 1103515245 + 12345) % 2147483648) % list.length];
+  const NUMBERS = [-1, -0, 0, 0.5, 1, 1.5, 999, 1000, 60000, 60001, 2147483647, 2147483648, Infinity, -Infinity, NaN, 1e300, 2 ** 52 + 0.5, 2 ** 53];
+  const TEXTS = ['', 'open', 'error', 'opened', 'ope', 'Open', 'x', 'é', 'open'.padEnd(40, '!'), 'e'.repeat(16), 'error\0'];
+  const NUMERIC = ['baseMs', 'maxMs', 'factor', 'maxAttempts', 'maxHintMs', 'stallTimeoutMs', 'minUptimeMs', 'connectTimeoutMs', 'pauseWhenHiddenMs'];
+  const TEXT = ['lastEventIdParam', 'retryHintEvent', 'heartbeatEvent'];
+  const sets = [
+    {}, { probe: '' }, { probe: '/probe' }, { probe: true }, { baseMs: 70000 }, { baseMs: 70000, maxMs: 80000 }, { maxMs: 999 },
+    { retryHintEvent: 'open' }, { heartbeatEvent: 'error' }, { lastEventIdParam: '' }, { lastEventIdParam: 'open' }, { maxAttempts: 0 },
+    { jitter: 'none', reconnect: false, maxAttempts: 2.5 }, { reconnect: 'browser', factor: 0.5 },
+  ];
+  for (let i = 0; i < random; i++) {
+    const o = {};
+    for (let k = pick([1, 2, 3]); k > 0; k--) {
+      if (pick([0, 1, 2]) === 0) o[pick(TEXT)] = pick(TEXTS);
+      else o[pick(NUMERIC)] = pick(NUMBERS);
+    }
+    sets.push(o);
+  }
+  return sets;
+}
+
+const show = (o) => `{ ${Object.entries(o).map(([k, v]) => `${k}: ${typeof v === 'string' ? JSON.stringify(v) : Object.is(v, -0) ? '-0' : v}`).join(', ')} }`;
+
+/** What constructing `make()` and closing it gives: 'ok', or the error's name and message. */
+function outcome(make) {
+  try {
+    make().close();
+    return 'ok';
+  } catch (e) {
+    return `${e.name}: ${e.message}`;
+  }
+}
+
+test('the option check passes exactly the option sets the shell takes (400 sets, the module as built)', async () => {
+  // The shell's verdict: this page's package, compiled and ready by now, builds the shell in the constructor.
+  await plan('check', '', 'stream');
+  const x = (await WebAssembly.instantiate(await (await fetch('/target/pkg-build/check.wasm')).arrayBuffer())).instance.exports;
+  let taken = 0, refused = 0;
+  for (const o of optionSets(386)) {
+    const shell = outcome(() => new ManagedEventSource(url('check'), o)) === 'ok';
+    const { values } = readOptions(o, 1, []);
+    eq(valid(x, values), shell, `${show(o)}: the shell ${shell ? 'takes' : 'refuses'} it`);
+    if (shell) taken++;
+    else refused++;
+  }
+  ok(taken >= 50 && refused >= 50, `both kinds: ${taken} taken, ${refused} refused`);
+  figure('option sets the check and the shell agree on (taken, refused)', `${taken}, ${refused}`);
+  await sleep(300);
+  eq((await log('check')).open, 0, 'no connection left at the server');
+});
+
+test("a first construct with options takes the later path where the check passes them, and throws the shell's own error where it does not", async () => {
+  const Module = WebAssembly.Module;
+  let compiles = 0;
+  WebAssembly.Module = counting(Module, (b) => main(b) && compiles++);
+  try {
+    await plan('check-first', '', 'stream');
+    // Each a fresh copy of the package (a module is one per URL), whose first construct this is; few, as
+    // each copy keeps its wasm memories for the page's life.
+    const sets = optionSets(0).slice(0, 14);
+    let taken = 0;
+    for (const [i, o] of sets.entries()) {
+      const expected = outcome(() => new ManagedEventSource(url('check-first'), o));
+      const fresh = await import(`/pkg/index.js?check-${i}`);
+      const before = compiles;
+      const got = outcome(() => {
+        const es = new fresh.ManagedEventSource(url('check-first'), o);
+        if (compiles !== before) throw new Error('the constructor compiled the shell for options it takes');
+        return es; // its close() builds the shell, which checks the options again
+      });
+      eq(got, expected, show(o));
+      if (got === 'ok') taken++;
+    }
+    ok(taken >= 4 && taken <= sets.length - 4, `both kinds: ${taken} of ${sets.length} taken`);
+    await sleep(300);
+    eq((await log('check-first')).open, 0, 'no connection left at the server');
+  } finally {
+    WebAssembly.Module = Module;
+  }
+});
+
+test('a shell that cannot be built after its constructor (the module fails to instantiate) leaves nothing open, and says why', async () => {
+  const Instance = WebAssembly.Instance, Module = WebAssembly.Module, compile = WebAssembly.compile, Source = globalThis.EventSource;
+  const made = [];
+  // The shell's module fails to instantiate, as where the page is out of memory; the option check's does not.
+  WebAssembly.Instance = Object.assign(function (m, imports) {
+    if (!checker(Module, m)) throw new RangeError('WebAssembly.Instance(): Out of memory (a stand-in)');
+    return new Instance(m, imports);
+  }, { prototype: Instance.prototype });
+  WebAssembly.compile = () => new Promise(() => {}); // never done: the close builds the shell
+  globalThis.EventSource = countingSource(Source, (es) => made.push(es));
+  try {
+    await plan('unbuilt', '', 'stream');
+    const fresh = await import('/pkg/index.js?unbuilt');
+    const es = new fresh.ManagedEventSource(url('unbuilt'), { maxAttempts: 3 });
+    eq(made.length, 1, 'the constructor took the later path, with its source');
+    // Its open needs the shell, which fails: the source is closed, and nothing stays open.
+    ok(await until(3000, () => made[0].readyState === 2), 'the source the constructor made is closed');
+    ok(await until(3000, async () => (await log('unbuilt')).attempts.length === 1 && (await log('unbuilt')).open === 0), 'nothing left open at the server');
+    const err = throws(() => es.close());
+    ok(err instanceof RangeError && /Out of memory/.test(err.message), `close() says why: ${err}`);
+    eq(made.length, 1, 'and made no other source');
+  } finally {
     WebAssembly.Instance = Instance;
     WebAssembly.compile = compile;
     globalThis.EventSource = Source;

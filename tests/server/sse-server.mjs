@@ -48,6 +48,7 @@
 //
 //   GET /pkg/..., /tests/browser/...      static files, so that the in-browser suites run same-origin
 //   GET /src/web/...                      the JavaScript half's sources, whose pure readers a suite tests
+//   GET /target/pkg-build/check.wasm      the option check's module, as the build left it (a suite tests it)
 //
 // WebSocket (the `ws` package, on the same port): ws://HOST/ws?c=NAME runs the client's next step too.
 //   echo                                   answer every message with 'echo:' + it (and log it)
@@ -363,7 +364,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
         figures.push({ name: url.searchParams.get('name'), value: url.searchParams.get('value') });
         return json(req, res, { ok: true });
       default:
-        if (/^\/(pkg|tests\/browser|src\/web)\//.test(url.pathname)) return file(res, url.pathname);
+        if (/^\/(pkg|tests\/browser|src\/web)\/|^\/target\/pkg-build\/check\.wasm$/.test(url.pathname)) return file(res, url.pathname);
         for (const [prefix, where] of Object.entries(statics)) {
           const { dir, headers } = typeof where === 'string' ? { dir: where } : where;
           if (url.pathname.startsWith(prefix)) return file(res, url.pathname.slice(prefix.length), dir, headers);
