@@ -23,7 +23,7 @@
 // Medians over the samples. The targets (issue 25): ours at most 3 ms to construct in Chromium; in every
 // engine at most the module's compile time plus 1 ms; time to open within 1.3x reconnecting-eventsource's.
 //
-//   node scripts/bench-startup.mjs [--samples 11] [--engines Chromium,Firefox,WebKit] [--after MS] [--other DIR] [--write]
+//   node scripts/bench-startup.mjs [--samples 11] [--engines Chromium,Firefox,WebKit] [--clients A,B] [--after MS] [--other DIR] [--write]
 //   --after MS waits MS between the import and the first construct (a page that imports at load and makes its
 //   client later), where by default it constructs at once;
 //   --other DIR also times DIR/index.js (a build of the package from another directory, such as a copy of
@@ -69,6 +69,9 @@ if (other) {
   CLIENTS[`${OURS} (other) with maxAttempts`] = { import: '/other/index.js', make: CLIENTS[CHECKED].make };
 }
 const isOurs = (client) => client.startsWith(OURS);
+// --clients a,b: only the clients named (native and the peer always run: the ratios need the peer).
+const chosen = arg('clients', null)?.split(',');
+if (chosen) for (const c of Object.keys(CLIENTS)) if (!chosen.includes(c) && c !== 'native' && !c.startsWith('reconnecting-eventsource')) delete CLIENTS[c];
 
 const page = (name) => `<!doctype html><meta charset="utf-8"><title>startup</title>
 <script type="module">
@@ -237,9 +240,10 @@ export function summarise(results) {
       rows.push(row);
     }
     // The module's own compile time: the construct that compiles it on the main thread (a URL function).
-    const compile = rows.find((r) => r.engine === engine && r.client === SYNC).compile;
+    const compile = rows.find((r) => r.engine === engine && r.client === SYNC)?.compile ?? NaN;
     for (const [client, label] of [[OURS, ''], [CHECKED, 'with maxAttempts, '], [SYNC, 'with a URL function, '], [PREPARED, 'after prepare(), ']]) {
       const row = rows.find((r) => r.engine === engine && r.client === client);
+      if (!row) continue; // not chosen (--clients)
       row.verdicts = [
         engine === 'Chromium' && [`${label}construct ${row.construct.toFixed(2)} ms ≤ 3 ms`, row.construct <= 3],
         [`${label}construct ≤ the module's compile + 1 ms (${compile.toFixed(2)} + 1)`, row.construct <= compile + 1],
@@ -287,7 +291,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const md = table(summarise(results));
   console.log('\n' + md);
   if (process.argv.includes('--write')) {
-    if (after || other) throw new Error('bench:startup: --write takes the default run, with no --after or --other');
+    if (after || other || chosen) throw new Error('bench:startup: --write takes the default run, with no --after, --other or --clients');
     writeSection('docs/performance.md', 'startup', 'npm run bench:startup -- --write', md);
     writeSection('README.md', 'startup', 'npm run bench:startup -- --write', brief(summarise(results)));
   }

@@ -145,7 +145,7 @@ async function buildModule({ name, features, entry, keep = [] }) {
 import { data } from './wasm.js';
 import { check } from './check.js';
 import { warm } from '${snippets}/api.js';
-import { valid } from '${snippets}/options.js';
+import { checked, valid } from '${snippets}/options.js';
 /** What every entry gives api.js (see define in base.js); the functions are below. */
 const core = { ...glue, shell: (...args) => (init(), glue.shell(...args)), soon };
 ${entry(snippets)}
@@ -217,15 +217,19 @@ export function prepare() {
 }
 
 /**
- * For a construct that can wait for the module (see later in api.js): false when it is ready already (a
- * construct then costs little) or the page may not compile it (its CSP: the constructor then throws that,
- * on the synchronous path); else true, and \`f\` is called in a task of its own once the module is compiled,
+ * For a construct that can wait for the module (see later in api.js), with the option values \`values\`:
+ * false when it is ready already (a construct then costs little), the options fail the option check (the
+ * shell, built on the synchronous path, throws their error) or the page may not compile (its CSP: the
+ * constructor then throws that, on the synchronous path); else true, and \`f\` is called in a task of its own once the module is compiled,
  * off the main thread (or the compile failed: \`f\` then meets the error on the synchronous path).
  */
 function soon(f, values) {
   if (ready) return false;
   try {
-    if (!checks(values)) return false;
+    // Compiling the option check's module is also how a page finds out whether its CSP lets it compile;
+    // running it is needed only for a value JavaScript's types do not settle (see checked in options.js).
+    const m = (checkModule ??= new WebAssembly.Module(bytes(check)));
+    if (checked(values) && !valid((checker ??= new WebAssembly.Instance(m).exports), values)) return false;
   } catch {
     return false;
   }
@@ -233,18 +237,8 @@ function soon(f, values) {
   return true;
 }
 
-/** The option check's exports (src/check.rs), once compiled. */
-let checker = null;
-
-/**
- * Whether the options in \`values\` pass every rule the shell checks, asked of the option check's module,
- * which reads them as the shell does (see valid in options.js). Throws what compiling it throws: compiling
- * it is also how a page finds out whether its CSP lets it compile.
- */
-function checks(values) {
-  checker ??= new WebAssembly.Instance(new WebAssembly.Module(bytes(check))).exports;
-  return valid(checker, values);
-}
+/** The option check's module (src/check.rs) once compiled, and its exports once instantiated. */
+let checkModule = null, checker = null;
 
 `,
   );

@@ -73,6 +73,13 @@ export function readOptions(options, cls, others) {
 }
 
 /**
+ * Whether `values` (see readOptions) hold an option whose value its JavaScript type does not settle (a
+ * number, a string, a probe, a queue), which only Rust's rules can pass: booleans and choices readOptions
+ * checks whole.
+ */
+export const checked = (values) => OPTIONS.some(([, type], i) => values[V_GIVEN] & (1 << i) && typeof type === 'string' && type !== 'boolean');
+
+/**
  * Whether the option values `values` (see readOptions) pass every rule the shell checks, asked of the
  * option check's instance `x` (its exports): each number is copied to its position of the module's
  * numbers, each string as its length there and its first code units at the same position of its units
