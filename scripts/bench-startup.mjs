@@ -11,12 +11,14 @@
 //                  decode (Uint8Array.fromHex), compile (new WebAssembly.Module), instantiate
 //                  (new WebAssembly.Instance) and the rest (the shell: the JavaScript half and Rust's start)
 //   later          the longest task from the construct's end to just after its open (a message loop's
-//                  longest gap): for ours with no option Rust checks, where its shell takes over
+//                  longest gap): for ours with a string URL, where its shell takes over
 //   to open        from just before the constructor to the client's `open` event
 //   second         a second `new ...()` after the first has opened: the construct once its code has run
-// The client 'managed-eventsource' is constructed with no options, so its constructor runs no wasm (see
-// later in src/web/api.js); 'managed-eventsource with maxAttempts' is given one that Rust checks, so its
-// constructor compiles and runs the module, and its compile is the module's own compile time. The client
+// The client 'managed-eventsource' is constructed with a URL string and no options, so its constructor
+// runs none of the shell's wasm (see later in src/web/api.js) and only compiles the option check's module;
+// 'managed-eventsource with maxAttempts' is given an option whose value its type does not settle, so its
+// constructor also runs the option check (src/check.rs); 'managed-eventsource with a URL function' builds
+// the shell in its constructor (the synchronous path), so its compile is the module's own. The client
 // 'managed-eventsource after prepare()' is ours on a page that calls prepare() after the import and awaits it
 // before constructing: the compile happens off the main thread and the instantiation in prepare()'s own task
 // (timed as the longest task while it runs), so its construct has neither.
@@ -27,7 +29,9 @@
 //   --after MS waits MS between the import and the first construct (a page that imports at load and makes its
 //   client later), where by default it constructs at once;
 //   --other DIR also times DIR/index.js (a build of the package from another directory, such as a copy of
-//   pkg/ made before a change) as the clients 'managed-eventsource (other)' and '... (other) after prepare()', in the same run.
+//   pkg/ made before a change) as the clients 'managed-eventsource (other)', '... (other) after prepare()'
+//   and '... (other) with maxAttempts', in the same run;
+//   --clients A,B runs only the clients named (with native and the peer), not with --write.
 //   --write rewrites the startup sections of docs/performance.md (the whole table) and README.md (in brief).
 
 import http from 'node:http';
@@ -56,7 +60,7 @@ const OURS = 'managed-eventsource';
 /** Ours, with the page calling prepare() (the compile off the main thread) after the import and awaiting it. */
 const PREPARED = `${OURS} after prepare()`;
 CLIENTS[PREPARED] = { import: '/pkg/index.js', before: 'await m.prepare();', make: CLIENTS[OURS].make };
-/** Ours given an option whose value Rust checks: the constructor must run the module (the synchronous path). */
+/** Ours given an option whose value its type does not settle: the constructor runs the option check. */
 const CHECKED = `${OURS} with maxAttempts`;
 CLIENTS[CHECKED] = { import: '/pkg/index.js', make: `(url, m) => new m.ManagedEventSource(url, { maxAttempts: 10 })` };
 /** Ours given a URL function: no early source, so its constructor builds the shell (the synchronous path),
@@ -135,7 +139,7 @@ es.addEventListener('open', () => opened(now()), { once: true });
 const c1 = now();
 const own = { decode: parts.decode, compile: parts.compile, instantiate: parts.instantiate };
 // The longest task from here until just after the open: what the client does later on the main thread
-// (for ours without an option Rust checks, the shell's taking over).
+// (for ours with a string URL, the shell's taking over).
 const afterwards = tasks();
 const o = await open;
 const later = await afterwards.stop(30);
@@ -256,7 +260,7 @@ export function summarise(results) {
 
 export function table(rows) {
   const f = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(2));
-  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load (see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (hex to bytes), compile (\`new WebAssembly.Module\`; without an option Rust checks, only the empty module that tells whether the page's CSP allows compiling), instantiate and the rest (the JavaScript half and Rust's start). Later: the longest task from the construct's end to just after the \`open\` (a message loop's longest gap), where the shell of a construct with no option Rust checks takes over. To open: from just before the constructor to the \`open\` event. Second: a second construct once the first has opened, which shows what of the first was the engine running the code for the first time.\n\n`;
+  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load (see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (hex to bytes), compile (\`new WebAssembly.Module\`: with a URL string only the option check's module, 2.4 kB, whose compiling tells whether the page's CSP allows it; with a URL function the shell's), instantiate (the option check's, where an option needs it) and the rest (the JavaScript half, the option check's run, and for a URL function Rust's start). Later: the longest task from the construct's end to just after the \`open\` (a message loop's longest gap), where the shell of a construct with a URL string takes over. To open: from just before the constructor to the \`open\` event. Second: a second construct once the first has opened, which shows what of the first was the engine running the code for the first time.\n\n`;
   md += '| engine | client | import | construct | decode | compile | instantiate | rest | later | second | to open | ÷ peer |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const r of rows) {
     const ours = isOurs(r.client);
@@ -273,11 +277,11 @@ export function table(rows) {
 export function brief(rows) {
   const f = (x) => x.toFixed(1);
   let md = `First client on a page, ${samples} fresh browser processes per engine and client, medians (ms of main thread; to \`open\` includes the connection):\n\n`;
-  md += '| engine | first construct: ours (the longest task after it, until open) | ours with `maxAttempts` (its compile) | ours after `prepare()` | reconnecting-eventsource | native | to open: ours ÷ peer |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n';
+  md += '| engine | first construct: ours (the longest task after it, until open) | ours with `maxAttempts` | ours with a URL function (its compile) | ours after `prepare()` | reconnecting-eventsource | native | to open: ours ÷ peer |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const engine of new Set(rows.map((r) => r.engine))) {
     const of = (c) => rows.find((r) => r.engine === engine && r.client === c);
-    const ours = of(OURS), checked = of(CHECKED), prepared = of(PREPARED), peer = of('reconnecting-eventsource 1.6.5'), native = of('native');
-    md += `| ${engine} | ${f(ours.construct)} (${f(ours.later)}) | ${f(checked.construct)} (${f(checked.compile)}) | ${f(prepared.construct)} | ${f(peer.construct)} | ${f(native.construct)} | ${ours.openRatio.toFixed(2)} |\n`;
+    const ours = of(OURS), checked = of(CHECKED), sync = of(SYNC), prepared = of(PREPARED), peer = of('reconnecting-eventsource 1.6.5'), native = of('native');
+    md += `| ${engine} | ${f(ours.construct)} (${f(ours.later)}) | ${f(checked.construct)} | ${f(sync.construct)} (${f(sync.compile)}) | ${f(prepared.construct)} | ${f(peer.construct)} | ${f(native.construct)} | ${ours.openRatio.toFixed(2)} |\n`;
   }
   return md;
 }

@@ -46,6 +46,9 @@ if (existsSync(work)) {
   parts.push(['wasm (raw module)', wasm.length, gz(wasm)]);
   const data = readFileSync(join(work, 'wasm.js'), 'utf8').match(/'([^']+)'/)[1];
   parts.push(['wasm as shipped (hex)', data.length, gz(Buffer.from(data))]);
+  // The option check's module (src/check.rs), which a first constructor runs instead of the shell's.
+  const check = readFileSync(join(work, 'check.js'), 'utf8').match(/'([^']+)'/)[1];
+  parts.push(["the option check's wasm as shipped (hex)", check.length, gz(Buffer.from(check))]);
   const web = join(work, 'snippets', snippet, 'src', 'web');
   const glue = minified(join(work, 'managed_eventsource.js'));
   parts.push(["wasm-bindgen's glue (diet, names shortened), minified", glue.length, gz(glue)]);

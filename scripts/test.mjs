@@ -83,7 +83,7 @@ async function browserTests(browser) {
     const once = () =>
       run('wasm-pack', ['test', '--headless', `--${browser}`, '--features', 'stream,fetch'], {
         SSE_TEST_SERVER: server.url,
-        WASM_BINDGEN_TEST_TIMEOUT: '300',
+        WASM_BINDGEN_TEST_TIMEOUT: '120', // the slowest file takes under 10 s; a hung start-up (below) costs this
       });
     const first = await once();
     // A page that never started its scripts (the runner's "Loading scripts..." left in place, and
