@@ -47,7 +47,7 @@ if (existsSync(work)) {
   const data = readFileSync(join(work, 'wasm.js'), 'utf8').match(/'([^']+)'/)[1];
   parts.push(['wasm as shipped (hex)', data.length, gz(Buffer.from(data))]);
   // The option check's module (src/check.rs), which a first constructor runs instead of the shell's.
-  const check = readFileSync(join(work, 'check.js'), 'utf8').match(/'([^']+)'/)[1];
+  const check = readFileSync(join(work, 'check.js'), 'utf8').match(/= '([^']+)'/)[1];
   parts.push(["the option check's wasm as shipped (hex)", check.length, gz(Buffer.from(check))]);
   const web = join(work, 'snippets', snippet, 'src', 'web');
   const glue = minified(join(work, 'managed_eventsource.js'));
@@ -94,7 +94,7 @@ function breakdown() {
   const out = execFileSync('twiggy', ['top', '-n', '100000', '-f', 'csv', join(work, 'named.wasm')], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const groups = [
     ['the state machine and the ladder (machine.rs, ladder.rs, resume.rs)', /managed_eventsource::(machine|ladder|resume)::/],
-    ['option checks (options.rs, read_options)', /managed_eventsource::(options|web::read_options)/],
+    ['option checks (options.rs, boundary::options, read_options)', /managed_eventsource::(options|boundary::options|web::read_options)/],
     ['the shell: shell(), feed, the other exports (web/)', /managed_eventsource::web::|^"?(shell|input|free|lastEventId|socket|closed|enqueue|closeWith)( |"|$)/],
     ['allocator and collections (lol_alloc, alloc)', /lol_alloc|alloc::|alloc\[|__rust_(alloc|realloc|dealloc)|__wbindgen_(malloc|realloc|free)/],
     ["wasm-bindgen's runtime (externref table, conversions)", /wasm_bindgen|__externref|__wbindgen|js_sys|getrandom/],
