@@ -220,8 +220,9 @@ export function prepare() {
  * For a construct that can wait for the module (see later in api.js), with the option values \`values\`:
  * false when it is ready already (a construct then costs little), the options fail the option check (the
  * shell, built on the synchronous path, throws their error) or the page may not compile (its CSP: the
- * constructor then throws that, on the synchronous path); else true, and \`f\` is called in a task of its own once the module is compiled,
- * off the main thread (or the compile failed: \`f\` then meets the error on the synchronous path).
+ * constructor then throws that, on the synchronous path); else true, and \`f\` is called in a task of its
+ * own once the module is compiled, off the main thread (or the compile failed: \`f\` then meets the error
+ * on the synchronous path).
  */
 function soon(f, values) {
   if (ready) return false;

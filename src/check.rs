@@ -1,4 +1,4 @@
-//! The option check (wasm32, feature `check`): a module of its own, of a few hundred bytes, that a first
+//! The option check (wasm32, feature `check`): a module of its own, of 2.4 kB, that a first
 //! constructor compiles and runs instead of the shell's, so that the options it was given throw there, at
 //! once, while the shell's module compiles off the main thread (see `later` in `src/web/api.js`). It reads
 //! the options with [`boundary::options`] and checks them with [`Options::validate`], the shell's own

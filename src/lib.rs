@@ -9,6 +9,7 @@
 //! | module | what it holds |
 //! | --- | --- |
 //! | [`boundary`] | the numbers the browser shell's two halves share, from which `src/web/boundary.js` is generated |
+//! | `check` | (wasm32, feature `check` only) the option check: the small module a first constructor runs instead of the shell |
 //! | [`ladder`] | the backoff ladder: strategies, caps, attempts; randomness passed in |
 //! | [`machine`] | the reconnect state machine, sans-IO: inputs in, commands out |
 //! | [`options`] | the options model, its defaults and its validation |

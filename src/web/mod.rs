@@ -42,7 +42,7 @@ struct Values<'a> {
 
 impl Values<'_> {
     fn slot(&self, slot: Slot) -> f64 {
-        js::number(self.values, slot.at() as f64)
+        self.at(slot.at())
     }
 
     fn item(&self, slot: Slot) -> Option<JsValue> {
