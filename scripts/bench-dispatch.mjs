@@ -49,17 +49,16 @@ const alone = Number(arg('alone', 100000));
 /** The client that --other adds. */
 const OTHER = 'other build onmessage';
 /** The reference relay (see CLIENTS). */
-const FLOOR = 'relay floor: retarget only';
+const FLOOR = 'relay floor: a listener only';
 const CLIENTS = {
   'native onmessage': `(url, on) => { const es = new EventSource(url); es.onmessage = on; return () => es.close(); }`,
   'native addEventListener': `(url, on) => { const es = new EventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
   'reconnecting-eventsource 1.6.5': `(url, on) => { const es = new ReconnectingEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource onmessage': `(url, on) => { const es = new ManagedEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource addEventListener': `(url, on) => { const es = new ManagedEventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
-  // Not a client: the least a relay can do and still show its own object as the event's target (one
-  // listener, the event's prototype swapped for a fixed one whose target getters return that object, no
-  // bookkeeping), so that the table shows how near native any relay that retargets can come in each engine.
-  [FLOOR]: `(url, on) => { const es = new EventSource(url), me = {}; const p = Object.create(MessageEvent.prototype, { target: { get: () => me }, currentTarget: { get: () => me }, srcElement: { get: () => me } }); es.addEventListener('message', (e) => on.call(me, Object.setPrototypeOf(e, p))); return () => es.close(); }`,
+  // Not a client: the least any relay can do (one listener that calls the handler with the event as it
+  // came, no bookkeeping), so that the table shows how near native a relay can come in each engine.
+  [FLOOR]: `(url, on) => { const es = new EventSource(url), me = {}; es.addEventListener('message', (e) => on.call(me, e)); return () => es.close(); }`,
   [OTHER]: `(url, on) => { const es = new OtherEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource fetch onmessage': `(url, on) => { const es = new FetchEventSource(url, { transport: 'fetch' }); es.onmessage = on; return () => es.close(); }`,
   '@microsoft/fetch-event-source 2.0.1': `(url, on) => { const ac = new AbortController(); peers.fetchEventSource(url, { signal: ac.signal, onmessage: on, openWhenHidden: true }); return () => ac.abort(); }`,
@@ -134,7 +133,10 @@ async function dispatch(name, n, k) {
   const es = inner.at(-1);
   while (es.readyState !== 1) await new Promise((r) => setTimeout(r, 5));
   const t0 = performance.now();
-  for (const ev of events) es.dispatchEvent(ev);
+  // EventTarget's own dispatchEvent: ours gives the source the instance's face (see attach in relay.js),
+  // whose dispatchEvent is the instance's.
+  const send = EventTarget.prototype.dispatchEvent;
+  for (const ev of events) send.call(es, ev);
   const ms = performance.now() - t0;
   stop();
   return { name, n, k, ms, bytes, alone: true };
@@ -283,7 +285,7 @@ function brief(briefs) {
   const columns = [
     ['managed-eventsource onmessage', 'ours'],
     ['reconnecting-eventsource 1.6.5', 'reconnecting-eventsource'],
-    [FLOOR, 'a relay that only retargets'],
+    [FLOOR, 'a relay that only calls the handler'],
     ['managed-eventsource fetch onmessage', 'ours, fetch'],
     ['@microsoft/fetch-event-source 2.0.1', '@microsoft/fetch-event-source'],
     ['eventsource 4.0.0', 'eventsource v4'],

@@ -25,6 +25,11 @@ const only = arg('engines', null)?.split(',');
 const VARIANTS = {
   'native onmessage': `(es, on) => { es.onmessage = on; }`,
   'listener, no retarget': `(es, on, me) => { es.addEventListener('message', (e) => on.call(me, e)); }`,
+  "listener, the source's prototype swapped (our face; no retarget)": `(es, on, me) => {
+    es.addEventListener('message', (e) => on.call(me, e));
+    Object.setPrototypeOf(es, Object.create(Object.getPrototypeOf(es)));
+  }`,
+  'listener, its call in a try': `(es, on, me) => { es.addEventListener('message', (e) => { try { on.call(me, e); } catch (err) { reportError(err); } }); }`,
   'setPrototypeOf, fixed prototype': `(es, on, me) => {
     const p = Object.create(MessageEvent.prototype, { target: { get: () => me }, currentTarget: { get: () => me }, srcElement: { get: () => me } });
     es.addEventListener('message', (e) => on.call(me, Object.setPrototypeOf(e, p)));

@@ -67,7 +67,8 @@ export async function xDisplay() {
 
 /**
  * Starts `engine` on `url` in a fresh profile. Returns { exited, stop() }: stop kills it, waits for it to
- * exit and removes the profile.
+ * exit and removes the profile. With BENCH_LOG set the browser's output goes to ours (for a page that never
+ * reports: with Chromium add BENCH_CHROMIUM_FLAGS=--enable-logging=stderr).
  */
 export async function open(engine, url) {
   const profile = mkdtempSync(join(tmpdir(), `bench-${engine.name.toLowerCase()}-`));
@@ -101,7 +102,7 @@ export async function open(engine, url) {
     env = { ...process.env, DISPLAY: await xDisplay(), XDG_DATA_HOME: join(profile, 'data'), XDG_CACHE_HOME: join(profile, 'cache'), XDG_CONFIG_HOME: join(profile, 'config') };
     args = [url];
   }
-  const proc = spawn(engine.binary, args, { stdio: 'ignore', env, detached: true });
+  const proc = spawn(engine.binary, args, { stdio: process.env.BENCH_LOG ? 'inherit' : 'ignore', env, detached: true });
   const exited = new Promise((r) => (proc.exitCode !== null ? r() : proc.once('exit', r)));
   return {
     exited,

@@ -21,7 +21,7 @@ import {
 import { ask, fail, guard, hooks, EMPTY, NAMES } from './base.js';
 import { add, dress } from './listeners.js';
 import { finish } from './control.js';
-import { attach } from './relay.js';
+import { attach, shut } from './relay.js';
 import { readOptions } from './options.js';
 import { sharing, startShared } from './share.js';
 
@@ -53,6 +53,7 @@ export const linkOf = (me, url, st) => ({
   ev: null,
   until: null,
   protos: new Map(), // an event class's prototype -> ours (see swap)
+  face: null, // what a browser EventSource of the instance's shows it as (see face in relay.js)
   cur: null, // the event our listeners are being called with
   pre: null, // the source the constructor started, until Rust takes it (see early)
   pu0: '', // and its URL
@@ -140,11 +141,8 @@ function build(link, make) {
   } finally {
     const pre = link.pre;
     link.pre = null;
-    if (pre) {
-      // Its own close, not the instance's that the relay gave it (see attach), which would build again.
-      delete pre.close;
-      pre.close();
-    }
+    // EventSource's own close, not the instance's that the relay gave it (see attach), which would build again.
+    if (pre) shut(pre);
   }
 }
 
@@ -204,7 +202,7 @@ export function source(link, url) {
   if (p) {
     link.pre = null;
     if (url === link.pu0) return p;
-    p.close();
+    shut(p);
   }
   return new EventSource(url, link);
 }

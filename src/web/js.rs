@@ -106,10 +106,9 @@ impl Drop for Connection {
         match &self.source {
             #[cfg(feature = "fetch")]
             Source::Waiting => disarm(&self.record),
-            Source::Events(es) => {
-                detach(&self.record);
-                es.close()
-            }
+            // `detach` closes it too, with EventSource's own close: the source wears the instance's face,
+            // whose `close` is the instance's (see `attach` in relay.js).
+            Source::Events(_) => detach(&self.record),
             #[cfg(feature = "websocket")]
             Source::Socket(ws) => {
                 detach(&self.record);

@@ -8,7 +8,7 @@ import { linkOf, own } from './api.js';
 import { ask, fail, guard, NAMES, PREFIX } from './base.js';
 import { dress, slot } from './listeners.js';
 import { readOptions } from './options.js';
-import { deliver, fire, inputWith, listen } from './relay.js';
+import { deliver, fire, inputWith, listen, FRESH } from './relay.js';
 import {
   I_OPENED, I_RETRY_NOW, I_CLOSE, I_SOCKET_CLOSED, I_ENQUEUE, I_STATUS, I_READY_STATE, I_ATTEMPT, I_CLOSED,
   Q_NOT_QUEUING, Q_FULL, S_CLOSED, V_CODES, V_CODE_COUNT, V_PROTOCOLS, V_START, V_TRANSPORT,
@@ -72,7 +72,7 @@ export const attachSocket = guard((link, ws) => {
   listen(c, 'message', (e) => {
     c.last = e; // for the stall watchdog
     const list = s.l;
-    if (list.length !== 0) deliver(link, 'message', list, e, true);
+    if (list.length !== 0) deliver(link, 'message', list, e, FRESH);
   });
   listen(c, 'error', (e) => fire(link, 'error', e));
   listen(c, 'close', (e) => inputWith(link, e, I_SOCKET_CLOSED, e.code, +e.wasClean));

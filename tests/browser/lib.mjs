@@ -6,6 +6,13 @@ const tests = [];
 const figures = [];
 /** Errors the page reported (reportError, uncaught), which some tests expect and count. */
 export const reported = [];
+
+/**
+ * What the browser's own getter `name` (readyState, url) of an inner EventSource says: ours gives the
+ * sources it makes the instance's face (src/web/relay.js), whose getters answer for the instance.
+ */
+const SOURCE = globalThis.EventSource?.prototype;
+export const inner = (es, name) => Object.getOwnPropertyDescriptor(SOURCE, name).get.call(es);
 addEventListener('error', (e) => reported.push(e.error ?? e.message));
 
 /** Registers a test. */
