@@ -382,6 +382,8 @@ test('the option check passes exactly the option sets the shell takes (400 sets,
   // The shell's verdict: this page's package, compiled and ready by now, builds the shell in the constructor.
   await plan('check', '', 'stream');
   const x = (await WebAssembly.instantiate(await (await fetch('/target/pkg-build/check.wasm')).arrayBuffer())).instance.exports;
+  // Each instance reserves its whole memory: a small stack (scripts/build.mjs) keeps it to two pages.
+  ok(x.memory.buffer.byteLength <= 2 * 65536, `the option check's memory is ${x.memory.buffer.byteLength / 65536} pages`);
   let taken = 0, refused = 0;
   for (const o of optionSets(386)) {
     const shell = outcome(() => new ManagedEventSource(url('check'), o)) === 'ok';
