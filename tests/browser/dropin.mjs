@@ -26,7 +26,7 @@ async function observe(C, c, steps, then, scenario, { settle = 300, stopWhen } =
   const es = new C(url(c));
   // Ours shows an event of its connection with that connection's source as target, which answers as the
   // instance (docs/reference.md): what user code reads through it must be what it reads on the instance.
-  const is = (t) => t === es || (C === Ours && t !== es && t instanceof Ours && t.url === es.url && t.readyState === es.readyState && t.status === es.status);
+  const is = (t) => t === es || (C === Ours && t instanceof Ours && t.url === es.url && t.readyState === es.readyState && t.status === es.status);
   const record = (label) =>
     function (e) {
       seen.push([label, e.type, e.data ?? null, e.lastEventId ?? null, es.readyState, is(e.target), is(e.currentTarget), this === es || this === undefined]);

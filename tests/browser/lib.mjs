@@ -6,6 +6,7 @@ const tests = [];
 const figures = [];
 /** Errors the page reported (reportError, uncaught), which some tests expect and count. */
 export const reported = [];
+addEventListener('error', (e) => reported.push(e.error ?? e.message));
 
 /**
  * What the browser's own getter `name` (readyState, url) of an inner EventSource says: ours gives the
@@ -13,7 +14,6 @@ export const reported = [];
  */
 const SOURCE = globalThis.EventSource?.prototype;
 export const inner = (es, name) => Object.getOwnPropertyDescriptor(SOURCE, name).get.call(es);
-addEventListener('error', (e) => reported.push(e.error ?? e.message));
 
 /** Registers a test. */
 export function test(name, fn, { timeout = 120000 } = {}) {
