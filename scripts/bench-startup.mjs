@@ -17,11 +17,15 @@
 // The client 'managed-eventsource' is constructed with a URL string and no options, so its constructor
 // runs none of the shell's wasm (see later in src/web/api.js) and only compiles the option check's module;
 // 'managed-eventsource with maxAttempts' is given an option whose value its type does not settle, so its
-// constructor also runs the option check (src/check.rs); 'managed-eventsource with a URL function' builds
-// the shell in its constructor (the synchronous path), so its compile is the module's own. The client
-// 'managed-eventsource after prepare()' is ours on a page that calls prepare() after the import and awaits it
-// before constructing: the compile happens off the main thread and the instantiation in prepare()'s own task
-// (timed as the longest task while it runs), so its construct has neither.
+// constructor also runs the option check (src/check.rs); 'managed-eventsource with a URL function' (and
+// maxAttempts) takes the same path, its first URL asked for in the constructor. 'managed-eventsource, its
+// status read at once' reads a member in the same task, which builds the shell there (the synchronous path,
+// which a shared stream and the fetch transport also take): it compiles and runs the shell's module. 'the
+// shell's module compiled alone' is no client: the page compiles the module as the package inlines it, the
+// first WebAssembly in the process, so its compile is the module's own compile time, which the targets name.
+// The client 'managed-eventsource after prepare()' is ours on a page that calls prepare() after the import
+// and awaits it before constructing: the compile happens off the main thread and the instantiation in
+// prepare()'s own task (timed as the longest task while it runs), so its construct has neither.
 // Medians over the samples. The targets (issue 25): ours at most 3 ms to construct in Chromium; in every
 // engine at most the module's compile time plus 1 ms; time to open within 1.3x reconnecting-eventsource's.
 //
@@ -63,10 +67,19 @@ CLIENTS[PREPARED] = { import: '/pkg/index.js', before: 'await m.prepare();', mak
 /** Ours given an option whose value its type does not settle: the constructor runs the option check. */
 const CHECKED = `${OURS} with maxAttempts`;
 CLIENTS[CHECKED] = { import: '/pkg/index.js', make: `(url, m) => new m.ManagedEventSource(url, { maxAttempts: 10 })` };
-/** Ours given a URL function: no early source, so its constructor builds the shell (the synchronous path),
- * and its compile is the module's own compile time. */
-const SYNC = `${OURS} with a URL function`;
-CLIENTS[SYNC] = { import: '/pkg/index.js', make: `(url, m) => new m.ManagedEventSource(() => url)` };
+/** Ours given a URL function, which the constructor asks for the first attempt's URL: the same path as a
+ * URL string with maxAttempts. */
+const FN = `${OURS} with a URL function`;
+CLIENTS[FN] = { import: '/pkg/index.js', make: `(url, m) => new m.ManagedEventSource(() => url, { maxAttempts: 10 })` };
+/** Ours with its status read at once: the constructor's path where the shell must be built in it (as for a
+ * shared stream, or the fetch transport), so that it compiles and runs the shell's module itself. */
+const SYNC = `${OURS}, its status read at once`;
+CLIENTS[SYNC] = { import: '/pkg/index.js', make: `(url, m) => { const es = new m.ManagedEventSource(url); es.status; return es; }` };
+/** Not a client: the shell's module (the wasm as the package inlines it) compiled on the main thread, the
+ * first WebAssembly in the process, then a native EventSource: its compile is the module's own compile
+ * time, the reference the targets name. */
+const MODULE = "the shell's module compiled alone";
+CLIENTS[MODULE] = { wasm: true, make: `(url, m, wasm) => (new WebAssembly.Module(wasm), new EventSource(url))` };
 if (other) {
   CLIENTS[`${OURS} (other)`] = { import: '/other/index.js', make: CLIENTS[OURS].make };
   CLIENTS[`${OURS} (other) after prepare()`] = { import: '/other/index.js', before: 'await m.prepare?.();', make: CLIENTS[OURS].make };
@@ -124,6 +137,7 @@ const url = '/sse?r=' + Math.random();
 const i0 = now();
 const m = spec.import ? await import(spec.import) : null;
 const i1 = now();
+const wasm = spec.wasm ? new Uint8Array(await (await fetch('/module.wasm')).arrayBuffer()) : null;
 ${CLIENTS[name].before ? `// What prepare() costs the main thread: the longest task while it runs.
 const preparing = tasks();
 ${CLIENTS[name].before}
@@ -134,7 +148,7 @@ for (const k of ['decode', 'compile', 'instantiate']) parts[k] = 0; // from here
 const c0 = now();
 let opened;
 const open = new Promise((r) => (opened = r));
-const es = make(url, m);
+const es = make(url, m, wasm);
 es.addEventListener('open', () => opened(now()), { once: true });
 const c1 = now();
 const own = { decode: parts.decode, compile: parts.compile, instantiate: parts.instantiate };
@@ -145,7 +159,7 @@ const o = await open;
 const later = await afterwards.stop(30);
 // A second client at once: what the construct costs once the engine has run the code (the first-run part).
 const a0 = now();
-const again = make(url + '&again', m);
+const again = make(url + '&again', m, wasm);
 const a1 = now();
 again.close();
 es.close();
@@ -174,6 +188,9 @@ function serve() {
     }
     if (url.pathname === '/pkg/index.js') {
       return res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-store' }).end(readFileSync(join(root, 'pkg', 'index.js')));
+    }
+    if (url.pathname === '/module.wasm') {
+      return res.writeHead(200, { 'Content-Type': 'application/wasm', 'Cache-Control': 'no-store' }).end(readFileSync(join(root, 'target', 'pkg-build', 'index', 'managed_eventsource_bg.wasm')));
     }
     if (url.pathname === '/other/index.js' && other) {
       return res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-store' }).end(readFileSync(join(other, 'index.js')));
@@ -243,9 +260,9 @@ export function summarise(results) {
       row.openRatio = row.toOpen / m(peer, 'toOpen');
       rows.push(row);
     }
-    // The module's own compile time: the construct that compiles it on the main thread (a URL function).
-    const compile = rows.find((r) => r.engine === engine && r.client === SYNC)?.compile ?? NaN;
-    for (const [client, label] of [[OURS, ''], [CHECKED, 'with maxAttempts, '], [SYNC, 'with a URL function, '], [PREPARED, 'after prepare(), ']]) {
+    // The module's own compile time: the shell's module compiled alone on the main thread.
+    const compile = rows.find((r) => r.engine === engine && r.client === MODULE)?.compile ?? NaN;
+    for (const [client, label] of [[OURS, ''], [CHECKED, 'with maxAttempts, '], [FN, 'with a URL function, '], [PREPARED, 'after prepare(), ']]) {
       const row = rows.find((r) => r.engine === engine && r.client === client);
       if (!row) continue; // not chosen (--clients)
       row.verdicts = [
@@ -260,11 +277,11 @@ export function summarise(results) {
 
 export function table(rows) {
   const f = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(2));
-  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load (see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (hex to bytes), compile (\`new WebAssembly.Module\`: with a URL string only the option check's module, 2.4 kB, whose compiling tells whether the page's CSP allows it; with a URL function the shell's), instantiate (the option check's, where an option needs it) and the rest (the JavaScript half, the option check's run, and for a URL function Rust's start). Later: the longest task from the construct's end to just after the \`open\` (a message loop's longest gap), where the shell of a construct with a URL string takes over. To open: from just before the constructor to the \`open\` event. Second: a second construct once the first has opened, which shows what of the first was the engine running the code for the first time.\n\n`;
+  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load (see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (hex to bytes), compile (\`new WebAssembly.Module\`: only the option check's module, 2.4 kB, whose compiling tells whether the page's CSP allows it, but where the status is read at once, which builds the shell: then the shell's too), instantiate (the option check's, where an option needs it) and the rest (the JavaScript half, the option check's run, and where the shell is built, Rust's start). Later: the longest task from the construct's end to just after the \`open\` (a message loop's longest gap), where the shell takes over. The shell's module compiled alone: its compile is the module's own compile time, the reference of the second target. To open: from just before the constructor to the \`open\` event. Second: a second construct once the first has opened, which shows what of the first was the engine running the code for the first time.\n\n`;
   md += '| engine | client | import | construct | decode | compile | instantiate | rest | later | second | to open | ÷ peer |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const r of rows) {
     const ours = isOurs(r.client);
-    md += `| ${r.engine} (${r.ua}) | ${r.client} | ${f(r.import)} | ${ours ? `**${f(r.construct)}**` : f(r.construct)} | ${ours ? f(r.decode) : ''} | ${ours ? f(r.compile) : ''} | ${ours ? f(r.instantiate) : ''} | ${ours ? f(r.rest) : ''} | ${f(r.later)} | ${f(r.again)} | ${f(r.toOpen)} | ${f(r.openRatio)} |\n`;
+    md += `| ${r.engine} (${r.ua}) | ${r.client} | ${f(r.import)} | ${ours ? `**${f(r.construct)}**` : f(r.construct)} | ${ours ? f(r.decode) : ''} | ${ours || r.client === MODULE ? f(r.compile) : ''} | ${ours ? f(r.instantiate) : ''} | ${ours ? f(r.rest) : ''} | ${f(r.later)} | ${f(r.again)} | ${f(r.toOpen)} | ${f(r.openRatio)} |\n`;
   }
   const tasks = rows.filter((r) => r.client === PREPARED).map((r) => `${r.engine} ${f(r.prepareTask)} ms`);
   md += `\nThe row after \`prepare()\`: the page calls it after the import and awaits it, then constructs. It moves the compile off the main thread and the instantiation and a first run of the options and the shell's making into a task of its own before the construct; that task, the longest the page saw while \`prepare()\` ran (a message loop's longest gap): ${tasks.join(', ')}.\n`;
@@ -277,11 +294,11 @@ export function table(rows) {
 export function brief(rows) {
   const f = (x) => x.toFixed(1);
   let md = `First client on a page, ${samples} fresh browser processes per engine and client, medians (ms of main thread; to \`open\` includes the connection):\n\n`;
-  md += '| engine | first construct: ours (the longest task after it, until open) | ours with `maxAttempts` | ours with a URL function (its compile) | ours after `prepare()` | reconnecting-eventsource | native | to open: ours ÷ peer |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
+  md += '| engine | first construct: ours (the longest task after it, until open) | ours with `maxAttempts` | ours with a URL function | ours after `prepare()` | the shell\'s module: its compile alone | reconnecting-eventsource | native | to open: ours ÷ peer |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const engine of new Set(rows.map((r) => r.engine))) {
     const of = (c) => rows.find((r) => r.engine === engine && r.client === c);
-    const ours = of(OURS), checked = of(CHECKED), sync = of(SYNC), prepared = of(PREPARED), peer = of('reconnecting-eventsource 1.6.5'), native = of('native');
-    md += `| ${engine} | ${f(ours.construct)} (${f(ours.later)}) | ${f(checked.construct)} | ${f(sync.construct)} (${f(sync.compile)}) | ${f(prepared.construct)} | ${f(peer.construct)} | ${f(native.construct)} | ${ours.openRatio.toFixed(2)} |\n`;
+    const ours = of(OURS), checked = of(CHECKED), fn = of(FN), prepared = of(PREPARED), module = of(MODULE), peer = of('reconnecting-eventsource 1.6.5'), native = of('native');
+    md += `| ${engine} | ${f(ours.construct)} (${f(ours.later)}) | ${f(checked.construct)} | ${f(fn.construct)} | ${f(prepared.construct)} | ${f(module.compile)} | ${f(peer.construct)} | ${f(native.construct)} | ${ours.openRatio.toFixed(2)} |\n`;
   }
   return md;
 }

@@ -57,6 +57,7 @@ export const linkOf = (me, url, st) => ({
   cur: null, // the event our listeners are being called with
   pre: null, // the source the constructor started, until Rust takes it (see early)
   pu0: '', // and its URL
+  first: null, // what a URL function gave (u) or threw (e) for the first attempt, until urlOf hands it over
   quiet: false, // while a shell built after its constructor starts (see later)
 });
 
@@ -125,7 +126,7 @@ function start(me, url, options, st) {
     hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
     startShared(link, make, share === true ? url : share);
   } else {
-    if (!viaFetch && typeof url === 'string') early(link, url);
+    if (!viaFetch) early(link, url);
     if (!link.pre || !later(link, values, make)) build(link, make);
   }
   return link;
@@ -185,10 +186,22 @@ function later(link, values, make) {
  * Starts the first attempt's EventSource before the shell is built: on the first construct that is before
  * the wasm is compiled and run, so the request is on its way meanwhile. Rust's first attempt takes it (see
  * source): in the constructor, before any event can reach it (the construct is one task), or later, with
- * the relay listening to it from the constructor on (see later). A URL the attempt would refuse makes
- * nothing here; the shell then refuses it, after checking the options, as without this.
+ * the relay listening to it from the constructor on (see later). A URL function is asked here, once, for the
+ * first attempt's URL: what it gives or throws is kept for that attempt (see urlOf), so it is called once an
+ * attempt, as before. A URL the attempt would refuse (or a Promise) makes nothing here; the shell then
+ * refuses it (or waits for it), after checking the options, as without this.
  */
 function early(link, url) {
+  if (typeof url === 'function') {
+    try {
+      url = link.url();
+    } catch (e) {
+      link.first = { e };
+      return;
+    }
+    link.first = { u: url };
+    if (typeof url?.then === 'function') return;
+  }
   try {
     const u = finish(link, url);
     link.pre = new EventSource(u, link);

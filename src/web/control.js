@@ -70,7 +70,11 @@ const MAX_URL = 1 << 21;
  * the main entry refuses it, with a clear error rather than a request to '/[object Promise]'.
  */
 export function urlOf(link, id) {
-  const u = typeof link.url === 'function' ? link.url() : link.url;
+  // The first attempt's answer, when the constructor asked for it already (see early in api.js).
+  const first = link.first;
+  link.first = null;
+  if (first && 'e' in first) throw first.e;
+  const u = first ? first.u : typeof link.url === 'function' ? link.url() : link.url;
   if (typeof u?.then !== 'function') return finish(link, u, id);
   if (!hooks.later) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
   return hooks.later(link, u, id);

@@ -206,11 +206,13 @@ test('prepare() compiles the wasm off the main thread and instantiates it, so th
     es.close();
     eq(es.status, 'closed');
 
-    // Without prepare(), a first construct with a URL function compiles the wasm, once (one with a URL
-    // string is the next tests'); prepare() after it resolves with nothing to do.
+    // Without prepare(), a first construct whose status is read at once builds its shell then: it compiles
+    // and instantiates the wasm on the main thread, once (the later path is the next tests'); prepare()
+    // after it resolves with nothing to do.
     const late = await import('/pkg/index.js?no-prepare');
     await plan('unprepared', '', 'stream');
     const other = new late.ManagedEventSource(() => url('unprepared'), { maxAttempts: 3 });
+    eq(other.status, 'connecting');
     eq([compiles, instances], [1, 2], 'the first construct compiles and instantiates the wasm itself');
     ok(await until(5000, () => other.readyState === 1));
     other.close();
