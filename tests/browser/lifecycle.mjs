@@ -336,6 +336,28 @@ test("a first construct whose options pass the option check runs none of the she
     eq([asked.status, asked.readyState, asked.attempt, asked.lastEventId], ['connecting', 0, 0, '']);
     ok(await until(5000, () => asked.readyState === 1));
     asked.close();
+
+    // A URL function: the constructor asks it for the first attempt's URL, once, and takes the same path;
+    // the shell's first attempt uses that answer, and each later attempt asks again.
+    const e = await import('/pkg/index.js?later-e');
+    await plan('later-e', 'slow:1500+503', 'stream');
+    let asks = 0;
+    const [c0, i0, s0] = [compiles, instances, sources];
+    const fn = new e.ManagedEventSource(() => url('later-e', `&token=${++asks}`), { jitter: 'none', baseMs: 50, maxAttempts: 5 });
+    eq([compiles - c0, instances - i0, sources - s0, asks], [0, 0, 1, 1], 'no compile on the main thread, one source, the function asked once');
+    eq(fn.url, url('later-e', '&token=1'));
+    ok(await until(1400, () => instances === i0 + 1), 'the shell is built once the module is compiled');
+    eq([compiles - c0, asks, sources - s0], [0, 1, 1], 'and its first attempt took the answer and the source the constructor had');
+    ok(await until(8000, () => fn.status === 'open'), 'then a 503, and the next attempt opens');
+    eq(asks, 2, 'one call an attempt');
+    eq((await log('later-e')).attempts.map((a) => a.url.replace(/.*&/, '')), ['token=1', 'token=2']);
+    fn.close();
+    // One that throws at once: the constructor throws it, as it did when it built the shell, and asks once.
+    const f = await import('/pkg/index.js?later-f');
+    let thrown = 0;
+    const why = new Error('no token yet');
+    eq(throws(() => new f.ManagedEventSource(() => (thrown++, (() => { throw why; })()), { maxAttempts: 2 })), why);
+    eq(thrown, 1);
   } finally {
     WebAssembly.Module = Module;
     WebAssembly.Instance = Instance;
