@@ -237,7 +237,9 @@ function soon(f, values) {
   } catch {
     return false;
   }
-  compile().then(f, f);
+  // Started in a task of its own, after the constructor's: an engine that compiles on threads of its own
+  // (Firefox's tiers) would otherwise have them compete with the rest of the constructor for the cores.
+  setTimeout(() => compile().then(f, f));
   return true;
 }
 
