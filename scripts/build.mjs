@@ -239,7 +239,9 @@ function soon(f, values) {
   }
   // Started in a task of its own, after the constructor's: an engine that compiles on threads of its own
   // (Firefox's tiers) would otherwise have them compete with the rest of the constructor for the cores.
-  setTimeout(() => compile().then(f, f));
+  // Where the module was compiled meanwhile (the shell was needed at once, here or by another construct),
+  // nothing is compiled again.
+  setTimeout(() => (ready ? f() : compile().then(f, f)));
   return true;
 }
 

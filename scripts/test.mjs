@@ -29,12 +29,15 @@ let figures = [];
 function run(cmd, args, env = {}, hang = null) {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: !!hang });
-    let out = '', timer = null, hung = false;
+    let out = '', timer = null, hung = false, armed = false;
     const seen = (d, to) => {
       out += d;
       to.write(d);
       if (!hang) return;
-      const armed = out.lastIndexOf(hang.start) > Math.max(...hang.end.map((e) => out.lastIndexOf(e)));
+      // Only the new output (and enough before it for a marker split across chunks) can change the state.
+      const tail = out.slice(-(d.length + 64));
+      const start = tail.lastIndexOf(hang.start), end = Math.max(...hang.end.map((e) => tail.lastIndexOf(e)));
+      if (start !== end) armed = start > end;
       if (armed && !timer) {
         timer = setTimeout(() => {
           hung = true;

@@ -57,7 +57,7 @@ export const linkOf = (me, url, st) => ({
   cur: null, // the event our listeners are being called with
   pre: null, // the source the constructor started, until Rust takes it (see early)
   pu0: '', // and its URL
-  first: null, // what a URL function gave (u) or threw (e) for the first attempt, until urlOf hands it over
+  asked: null, // what a URL function gave (u) or threw (e) for the first attempt, until urlOf hands it over
   quiet: false, // while a shell built after its constructor starts (see later)
 });
 
@@ -196,10 +196,10 @@ function early(link, url) {
     try {
       url = link.url();
     } catch (e) {
-      link.first = { e };
+      link.asked = { e };
       return;
     }
-    link.first = { u: url };
+    link.asked = { u: url };
     if (typeof url?.then === 'function') return;
   }
   try {

@@ -71,10 +71,10 @@ const MAX_URL = 1 << 21;
  */
 export function urlOf(link, id) {
   // The first attempt's answer, when the constructor asked for it already (see early in api.js).
-  const first = link.first;
-  link.first = null;
-  if (first && 'e' in first) throw first.e;
-  const u = first ? first.u : typeof link.url === 'function' ? link.url() : link.url;
+  const asked = link.asked;
+  link.asked = null;
+  if (asked && 'e' in asked) throw asked.e;
+  const u = asked ? asked.u : typeof link.url === 'function' ? link.url() : link.url;
   if (typeof u?.then !== 'function') return finish(link, u, id);
   if (!hooks.later) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
   return hooks.later(link, u, id);
