@@ -228,10 +228,13 @@ export function prepare() {
 function soon(f, values) {
   if (ready) return false;
   try {
-    // Compiling the option check's module is also how a page finds out whether its CSP lets it compile;
-    // running it is needed only for a value JavaScript's types do not settle (see checked in options.js).
-    const m = (checkModule ??= new WebAssembly.Module(bytes(check)));
-    if (checked(values) && !valid((checker ??= new WebAssembly.Instance(m).exports), values)) return false;
+    // The option check runs only for a value JavaScript's types do not settle (see checked in options.js).
+    // Else an empty module (its 8-byte header) is compiled instead, once: that is how a page finds out
+    // whether its CSP lets it compile at all, at next to no cost.
+    if (checked(values)) {
+      checker ??= new WebAssembly.Instance(new WebAssembly.Module(bytes(check))).exports;
+      if (!valid(checker, values)) return false;
+    } else allowed ||= !!new WebAssembly.Module(bytes('0061736d01000000'));
   } catch {
     return false;
   }
@@ -243,8 +246,8 @@ function soon(f, values) {
   return true;
 }
 
-/** The option check's module (src/check.rs) once compiled, and its exports once instantiated. */
-let checkModule = null, checker = null;
+/** The option check's exports (src/check.rs) once instantiated, and whether the page's CSP lets it compile. */
+let checker = null, allowed = false;
 
 // The modules' hex last, the shell's and then the check's, each of its own (wasm.js and check.js hold the
 // same, for npm run size): after the JavaScript, gzip's blocks mix the two alphabets less, which saves a

@@ -1,6 +1,7 @@
-//! The option check (wasm32, feature `check`): a module of its own, of 2.4 kB, that a first
-//! constructor compiles and runs instead of the shell's, so that the options it was given throw there, at
-//! once, while the shell's module compiles off the main thread (see `later` in `src/web/api.js`). It reads
+//! The option check (wasm32, feature `check`): a module of its own, of 2.3 kB, that a first
+//! constructor given an option whose value JavaScript's types do not settle compiles and runs instead of the
+//! shell's, so that the options it was given throw there, at once, while the shell's module compiles off
+//! the main thread (see `later` in `src/web/api.js`). It reads
 //! the options with [`boundary::options`] and checks them with [`Options::validate`], the shell's own
 //! code, and says only whether they pass: a constructor whose options fail builds the shell at once, and
 //! the shell throws the error, worded as always.

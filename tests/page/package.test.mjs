@@ -181,6 +181,18 @@ test("a strict CSP: a clear error naming 'wasm-unsafe-eval', from the constructo
   });
   assert.equal(prepared.length, 2);
   for (const t of prepared) assert.match(t, /Content-Security-Policy .* add 'wasm-unsafe-eval' to script-src/);
+  // With no options, whose values need no check, the constructor compiles only an empty module to learn the
+  // same (see soon in scripts/build.mjs), and throws the same words (again in a fresh copy of the module).
+  const bare = await tab.evaluate(async (sse) => {
+    const m = await import('./node_modules/managed-eventsource/index.js?bare');
+    try {
+      new m.ManagedEventSource(sse + '/sse?c=csp-bare');
+      return 'constructed';
+    } catch (e) {
+      return String(e);
+    }
+  }, server.url);
+  assert.match(bare, /Content-Security-Policy .* add 'wasm-unsafe-eval' to script-src/);
   await tab.goto(`${server.url}/wasm-csp/csp/index.html?sse=${encodeURIComponent(server.url)}`);
   await tab.waitForFunction(() => window.app?.ids.length >= 2 || window.app?.error, null, { timeout: 10000 });
   assert.equal(await tab.evaluate(() => window.app.error), null);
