@@ -14,7 +14,7 @@ import http from 'node:http';
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { engines, open } from './engines.mjs';
+import { engines, isolate, open } from './engines.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -78,6 +78,7 @@ for (const engine of engines().filter((e) => !only || only.includes(e.name))) {
   let done;
   const finished = new Promise((r) => (done = r));
   const server = http.createServer((req, res) => {
+    isolate(res);
     res.shouldKeepAlive = false;
     if (req.url === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
     if (req.url === '/pkg/fetch.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(pkg, 'fetch.js')));

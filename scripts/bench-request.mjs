@@ -11,7 +11,7 @@
 //   node scripts/bench-request.mjs [--samples 3] [--engines Chromium,Firefox,WebKit]
 
 import http from 'node:http';
-import { engines, open } from './engines.mjs';
+import { engines, isolate, open } from './engines.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -33,6 +33,7 @@ setTimeout(() => {
 
 let arrived = 0, done = null;
 const server = http.createServer((req, res) => {
+  isolate(res);
   if (req.url === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
   if (req.url === '/sse') {
     arrived = Date.now();

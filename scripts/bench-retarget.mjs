@@ -11,7 +11,7 @@
 // server on 127.0.0.1.
 
 import http from 'node:http';
-import { engines, open } from './engines.mjs';
+import { engines, isolate, open } from './engines.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -76,6 +76,7 @@ async function run(engine) {
   let done;
   const got = new Promise((r) => (done = r));
   const server = http.createServer((req, res) => {
+    isolate(res);
     if (req.url === '/') return res.writeHead(200, { 'Content-Type': 'text/html', 'Cache-Control': 'no-store' }).end(page);
     if (req.url === '/result' && req.method === 'POST') {
       let body = '';

@@ -15,7 +15,8 @@
 //   to open        from just before the constructor to the client's `open` event
 //   second         a second `new ...()` after the first has opened: the construct once its code has run
 // The client 'managed-eventsource' is constructed with a URL string and no options, so its constructor
-// runs none of the shell's wasm (see later in src/web/api.js) and only compiles the option check's module;
+// runs none of the shell's wasm (see later in src/web/api.js) and compiles only an empty module (8 bytes:
+// whether the page's CSP lets it compile);
 // 'managed-eventsource with maxAttempts' is given an option whose value its type does not settle, so its
 // constructor also runs the option check (src/check.rs); 'managed-eventsource with a URL function' (and
 // maxAttempts) takes the same path, its first URL asked for in the constructor. 'managed-eventsource, its
@@ -42,7 +43,7 @@ import http from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { engines, open } from './engines.mjs';
+import { engines, isolate, open } from './engines.mjs';
 import { writeSection } from './sections.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -163,7 +164,7 @@ const again = make(url + '&again', m, wasm);
 const a1 = now();
 again.close();
 es.close();
-await fetch('/result', { method: 'POST', body: JSON.stringify({ client, import: i1 - i0, construct: c1 - c0, ...parts, ...own, later, toOpen: o - c0, again: a1 - a0, ua: navigator.userAgent }) });
+await fetch('/result', { method: 'POST', body: JSON.stringify({ client, import: i1 - i0, construct: c1 - c0, ...parts, ...own, later, toOpen: o - c0, again: a1 - a0, ua: navigator.userAgent, isolated: crossOriginIsolated }) });
 </script>`;
 
 async function sample(engine, name, server) {
@@ -176,11 +177,14 @@ async function sample(engine, name, server) {
   clearTimeout(timer);
   await b.stop();
   if (!r) throw new Error(`bench:startup: ${engine.name} did not report for ${name} within 60 s`);
+  // Else WebKit's clock counts whole milliseconds (see isolate in engines.mjs).
+  if (!r.isolated) throw new Error(`bench:startup: ${engine.name}'s page was not cross-origin isolated`);
   return r;
 }
 
 function serve() {
   const server = http.createServer((req, res) => {
+    isolate(res);
     const url = new URL(req.url, 'http://127.0.0.1');
     res.shouldKeepAlive = false;
     if (url.pathname === '/') {
@@ -277,7 +281,7 @@ export function summarise(results) {
 
 export function table(rows) {
   const f = (x) => (x === undefined || Number.isNaN(x) ? '' : x.toFixed(2));
-  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load (see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (hex to bytes), compile (\`new WebAssembly.Module\`: only the option check's module, 2.4 kB, whose compiling tells whether the page's CSP allows it, but where the status is read at once, which builds the shell: then the shell's too), instantiate (the option check's, where an option needs it) and the rest (the JavaScript half, the option check's run, and where the shell is built, Rust's start). Later: the longest task from the construct's end to just after the \`open\` (a message loop's longest gap), where the shell takes over. The shell's module compiled alone: its compile is the module's own compile time, the reference of the second target. To open: from just before the constructor to the \`open\` event. Second: a second construct once the first has opened, which shows what of the first was the engine running the code for the first time.\n\n`;
+  let md = `Each sample a fresh browser process with a new profile and no driver, timed from 500 ms after the page's load, on a cross-origin isolated page (so that WebKit's clock counts 20 µs steps, not whole milliseconds; see scripts/bench-startup.mjs); ${samples} samples per engine and client; medians, in ms of main thread as the page's \`performance.now()\` sees them. Construct: the first \`new ...()\`; for ours split into decode (hex to bytes), compile (\`new WebAssembly.Module\`: with no options an empty module, 8 bytes, whose compiling tells whether the page's CSP allows it; with an option whose value needs the check, the option check's module, 2.3 kB; where the status is read at once, which builds the shell, the shell's too), instantiate (the option check's, where an option needs it) and the rest (the JavaScript half, the option check's run, and where the shell is built, Rust's start). Later: the longest task from the construct's end to just after the \`open\` (a message loop's longest gap), where the shell takes over. The shell's module compiled alone: its compile is the module's own compile time, the reference of the second target. To open: from just before the constructor to the \`open\` event. Second: a second construct once the first has opened, which shows what of the first was the engine running the code for the first time.\n\n`;
   md += '| engine | client | import | construct | decode | compile | instantiate | rest | later | second | to open | ÷ peer |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n';
   for (const r of rows) {
     const ours = isOurs(r.client);
