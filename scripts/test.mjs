@@ -11,8 +11,10 @@
 // graph for two targets (a few minutes more). It exits non-zero if anything failed.
 
 import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { finished } from './cargo-output.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Page test files at once: they wait on servers and timers more than they compute. */
@@ -92,6 +94,15 @@ async function step(name, fn) {
 
 const cargo = (...args) => () => run('cargo', args);
 
+/** The crate's test targets as cargo names them in its output, and the flags that select each. */
+const TARGETS = [
+  { label: 'unittests src/lib.rs', args: ['--lib'] },
+  ...readdirSync(join(root, 'tests'))
+    .filter((f) => f.endsWith('.rs'))
+    .sort()
+    .map((f) => ({ label: `tests/${f}`, args: ['--test', f.slice(0, -3)] })),
+];
+
 /** The wasm-bindgen browser tests in one browser, against a fresh fault-injecting server on loopback. */
 async function browserTests(browser) {
   // Imported here, not at the top: the server needs `ws`, which the set-up step installs on a new machine.
@@ -101,28 +112,35 @@ async function browserTests(browser) {
   try {
     // With `stream` and `fetch`, so that the Rust API's `events()` and fetch transport are tested too
     // (tests/rust_api.rs).
-    // A test page that has not started its scripts 120 s after the runner opened it never will: in
-    // clean-clone runs one module file of the page (a room of src/web/) was sometimes never answered by
-    // wasm-bindgen-test-runner's server, and the request failed only when the runner gave up at 300 s (seen
-    // with the page's resource timings). Such a run is cut short there.
-    const hang = { start: 'Running headless tests in', end: ['Loading Wasm module', 'running ', 'no tests to run'], ms: 120000 };
-    const once = () =>
+    // A test page that has not started its scripts 60 s after the runner asked the driver for it never
+    // will: in Chromium one module file of the page (a room of src/web/) was sometimes never answered by
+    // wasm-bindgen-test-runner's server (seen with the page's resource timings), and in Firefox geckodriver
+    // sometimes never connected to the Firefox it started, whose Marionette port was open and written in
+    // its profile (seen with ss); either waited for the runner's 300 s time-out. Such a run is cut short
+    // there. (A page that starts does so within seconds.)
+    const hang = { start: 'Running headless tests in', end: ['Loading Wasm module', 'running ', 'no tests to run'], ms: 60000 };
+    const once = (only) =>
       run(
         'wasm-pack',
-        ['test', '--headless', `--${browser}`, '--features', 'stream,fetch'],
+        ['test', '--headless', `--${browser}`, '--features', 'stream,fetch', ...only],
         { SSE_TEST_SERVER: server.url, WASM_BINDGEN_TEST_TIMEOUT: '300' },
         hang,
       );
     // A page that never started its scripts (cut short as above, or the runner's "Loading scripts..." left
-    // in place at its own time-out) ran none of our code. That alone is retried, at most three times, and
-    // said.
+    // in place at its own time-out) ran none of our code. Then what had not run (that target and the ones
+    // after it, which cargo never started) runs again, at most seven more times, and it is said; the targets
+    // that had finished are not run again, so that each retry opens as few pages as it can. (A retry names
+    // its targets, so the doc-tests, which `cargo test` runs natively too, are not run in it.)
     const stuck = (r) => r.code !== 0 && (r.hung || /Loading scripts\.\.\.Failed to detect test as having been run/.test(r.out));
-    let r = await once();
-    for (let retry = 0; retry < 3 && stuck(r); retry++) {
-      console.log(`[test] ${browser} never started a test page's scripts; running its wasm-bindgen tests once more`);
-      r = await once();
+    let r = await once([]);
+    let out = r.out;
+    for (let retry = 0; retry < 7 && stuck(r); retry++) {
+      const left = TARGETS.filter((t) => !finished(out, t.label));
+      console.log(`[test] ${browser} never started a test page's scripts; running again what had not run: ${left.map((t) => t.label).join(', ')}`);
+      r = await once(left.flatMap((t) => t.args));
+      out += r.out;
     }
-    return r;
+    return { code: r.code, out };
   } finally {
     figures = figures.concat(server.figures.map((f) => ({ ...f, name: `${browser}: ${f.name}` })));
     await server.close();
