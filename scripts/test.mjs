@@ -113,11 +113,10 @@ async function browserTests(browser) {
     // With `stream` and `fetch`, so that the Rust API's `events()` and fetch transport are tested too
     // (tests/rust_api.rs).
     // A test page that has not started its scripts 60 s after the runner asked the driver for it never
-    // will: in Chromium one module file of the page (a room of src/web/) was sometimes never answered by
-    // wasm-bindgen-test-runner's server (seen with the page's resource timings), and in Firefox geckodriver
-    // sometimes never connected to the Firefox it started, whose Marionette port was open and written in
-    // its profile (seen with ss); either waited for the runner's 300 s time-out. Such a run is cut short
-    // there. (A page that starts does so within seconds.)
+    // will: one of its requests was never read by wasm-bindgen-test-runner's server, whose pool of threads
+    // starves a connection when the page opens more at once than it has threads idle (docs/reliability.md;
+    // webdriver.json keeps Firefox to two, and Chromium has no such setting), and the page waits for the
+    // runner's 300 s time-out. Such a run is cut short there. (A page that starts does so within seconds.)
     const hang = { start: 'Running headless tests in', end: ['Loading Wasm module', 'running ', 'no tests to run'], ms: 60000 };
     const once = (only) =>
       run(
