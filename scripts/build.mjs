@@ -88,7 +88,7 @@ const checkPath = join(workRoot, 'check.wasm');
 /**
  * The option check (src/check.rs): the crate built with the `check` feature instead of the shell, the
  * module a first constructor runs. At opt-level 3, where the one export inlines what it calls and the
- * errors' strings, which it never returns, mostly go: 2.4 kB against 3.5 at the crate's "z".
+ * errors' strings, which it never returns, mostly go: 2.3 kB against 3.5 at the crate's "z".
  */
 function buildCheck() {
   say('cargo rustc --release --target wasm32-unknown-unknown --features small,check (opt-level 3, a 64 KiB stack)');
