@@ -107,6 +107,8 @@ export async function open(engine, url) {
         'user_pref("network.captive-portal-service.enabled", false);',
         'user_pref("network.connectivity-service.enabled", false);',
         'user_pref("dom.min_background_timeout_value", 4);',
+        // For experiments only ('"name", value;...'): nothing in the project sets it.
+        ...(process.env.BENCH_FIREFOX_PREFS?.split(';').filter(Boolean).map((x) => `user_pref(${x});`) ?? []),
       ].join('\n') + '\n',
     );
     args = ['-headless', '-no-remote', '-profile', profile, url];
