@@ -286,9 +286,9 @@ define(core);`,
     features: 'small,fetch',
     keep: ["Safari's decoder renewal"],
     entry: (s) => `import { define } from '${s}/api.js';
-import { fetchOptions, later } from '${s}/fetch.js';
+import { early, fetchOptions, later, stop } from '${s}/fetch.js';
 export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define({ ...core, fetch: (link, o) => fetchOptions(link, o, glue.chunk), later });`,
+define({ ...core, fetch: (link, o) => fetchOptions(link, o, glue.chunk), later, first: early, stop });`,
   });
   writeFileSync(
     join(main, 'global.js'),

@@ -126,15 +126,19 @@ function start(me, url, options, st) {
     hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
     startShared(link, make, share === true ? url : share);
   } else {
-    if (!viaFetch) early(link, url);
+    // The first attempt, started before the shell is built (for the fetch transport the fetch entry's
+    // `first`, fetch.js's early; the browser tests' hooks, src/web/mod.rs, have none).
+    if (viaFetch) hooks.first?.(link);
+    else early(link, url);
     if (!link.pre || !later(link, values, make)) build(link, make);
   }
   return link;
 }
 
 /**
- * Builds the shell (`make`) as `link.s`, and returns it. The source `early` made is then Rust's, or, if
- * the shell did not take it (the options or the URL were refused, and this throws), closed.
+ * Builds the shell (`make`) as `link.s`, and returns it. The first attempt the constructor started (see
+ * early) is then Rust's, or, if the shell did not take it (the options or the URL were refused, and this
+ * throws), ended.
  */
 function build(link, make) {
   try {
@@ -142,18 +146,21 @@ function build(link, make) {
   } finally {
     const pre = link.pre;
     link.pre = null;
-    // EventSource's own close, not the instance's that the relay gave it (see attach), which would build again.
-    if (pre) shut(pre);
+    // The fetch transport's record (fetch.js's stop), or EventSource's own close, not the instance's that
+    // the relay gave it (see attach), which would build again.
+    if (pre) link.f ? hooks.stop(pre) : shut(pre);
   }
 }
 
 /**
- * The first construct, when its EventSource is made (see early) and the options pass the option check, a
- * module of a few kilobytes that runs the shell's own reading and rules (src/check.rs; see soon in the
- * entry). Then the shell's module need not run in the constructor: the relay listens to the source at once
- * (so no event is missed), and the shell is built and started once the module is compiled, off the main
- * thread, in a task of its own. Whatever needs the shell before that (an open or an error from the source,
- * a member of the instance) builds it then, synchronously. Its start tells only what it would have told in
+ * The first construct, when its first attempt is started (see early: an EventSource, or the fetch
+ * transport's request) and the options pass the option check, a module of a few kilobytes that runs the
+ * shell's own reading and rules (src/check.rs; see soon in the entry). Then the shell's module need not run
+ * in the constructor: the relay listens to the source at once (so no event is missed; the fetch transport's
+ * bytes wait for the shell, which parses them), and the shell is built and started once the module is
+ * compiled, off the main thread, in a task of its own. Whatever needs the shell before that (an open or an
+ * error from the source, the fetch transport's response or bytes, a member of the instance) builds it then,
+ * synchronously. Its start tells only what it would have told in
  * the constructor (see quiet in notify). Returns false, for the synchronous path, where the module is
  * ready already, the options fail (the shell, built there, throws the error) or the page may not compile.
  */
@@ -171,7 +178,7 @@ function later(link, values, make) {
     return s;
   };
   if (!hooks.soon?.(guard(take), values)) return false;
-  attach(link, link.pre);
+  if (!link.f) attach(link, link.pre);
   link.s = {
     get p() {
       return take().p;

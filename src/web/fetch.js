@@ -74,9 +74,17 @@ function target(link, u, id) {
  * Starts an attempt for Rust and returns its record. `id`: the id the URL carries (undefined for none);
  * `last`: the Last-Event-ID header's (empty for none). A URL that is a string (or that a URL function
  * returns at once) is checked now, so that the first attempt's constructor throws for it; what a function
- * returns later, and everything after, fails the attempt.
+ * returns later, and everything after, fails the attempt. The first attempt of a first construct was
+ * started by the constructor, before the shell was built (see `early`): that one is taken as it is.
  */
 export function open(link, id, last) {
+  const pre = link.pre, asked = link.asked;
+  link.pre = link.asked = null;
+  if (pre) {
+    if (id === undefined && !last) return pre;
+    stop(pre);
+  }
+  if (asked) throw asked.e;
   const c = { link, ac: new AbortController(), dead: false, rd: null, first: undefined, last: undefined, seen: undefined, id: last ?? '', origin: '', types: ALL };
   let u = link.url;
   if (typeof u === 'function') u = u();
@@ -87,12 +95,27 @@ export function open(link, id, last) {
   return c;
 }
 
+/**
+ * For a first construct that can wait for the module (api.js's `later`): starts the first attempt before
+ * the shell is built, so that its request is on its way while the module compiles; Rust's first attempt
+ * takes it (see `open`). Until the shell is built, what the attempt tells it (its response, its failure, its
+ * bytes) builds it, through `link.s`. What a URL function throws is kept for that attempt, so that it is
+ * still called once an attempt (the constructor then builds the shell, which throws it).
+ */
+export function early(link) {
+  try {
+    link.pre = open(link, undefined, '');
+  } catch (e) {
+    link.asked = { e };
+  }
+}
+
 async function read(c, u, url, id) {
   const link = c.link, f = link.f;
   let step = 'url', ended;
   try {
     // Nothing here runs inside the call that opened the attempt: the first one's is the constructor's,
-    // before the instance has its shell.
+    // before the instance has its shell (or, see `early`, before the shell is built at all).
     await null;
     if (c.dead) return;
     if (!url) {

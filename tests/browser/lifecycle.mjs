@@ -366,6 +366,85 @@ test("a first construct whose options pass the option check runs none of the she
   }
 });
 
+test("the fetch transport's first construct takes the later path too: its request leaves before the module is compiled, and the shell takes it as its first attempt", async () => {
+  const Module = WebAssembly.Module, Instance = WebAssembly.Instance, compile = WebAssembly.compile, f0 = globalThis.fetch;
+  let compiles = 0, instances = 0, delay = 0;
+  WebAssembly.Module = counting(Module, (b) => main(b) && compiles++);
+  WebAssembly.Instance = counting(Instance, (m) => checker(Module, m) || instances++);
+  WebAssembly.compile = (b) => compile(b).then((m) => sleep(delay).then(() => m));
+  // The option fetch: each request, with how many shells had been built when it left.
+  const sent = [];
+  const fetching = (u, init) => (sent.push({ u, shells: instances, auth: init.headers.Authorization }), f0(u, init));
+  try {
+    // Options the option check passes, a headers function: the constructor compiles nothing (but the
+    // check) and starts the request; the server answers after 1.5 s, once the shell has taken over.
+    const a = await import('/pkg/fetch.js?later-fetch-a');
+    await plan('later-fetch-a', 'slow:1500', 'stream');
+    let tokens = 0;
+    const es = new a.ManagedEventSource(url('later-fetch-a'), { transport: 'fetch', maxAttempts: 5, baseMs: 100, headers: () => ({ Authorization: `t${++tokens}` }), fetch: fetching });
+    eq([compiles, instances], [0, 0], 'the construct compiled and instantiated nothing of the shell');
+    eq(es.url, url('later-fetch-a'), 'its url at once');
+    const seen = watch(es);
+    ok(await until(1000, () => sent.length === 1), 'its request left');
+    eq(sent[0].shells, 0, 'before the shell was built');
+    ok(await until(1400, () => instances === 1), 'the shell is built once the module is compiled, before the response');
+    eq([compiles, es.readyState], [0, 0], 'which was not on the main thread');
+    ok(await until(5000, () => seen.events.length >= 3), 'and the client streams');
+    eq(seen.statuses, ['open'], 'the start after the constructor tells the instance nothing a constructor would not have');
+    eq([sent.length, tokens], [1, 1], 'the shell took the request the constructor started: one request, one token');
+    eq((await log('later-fetch-a')).attempts.map((x) => x.auth), ['t1']);
+    es.close();
+    ok(await until(3000, async () => (await log('later-fetch-a')).open === 0), 'closed at the server');
+
+    // The response before the module is compiled: it builds the shell then, synchronously.
+    delay = 3000;
+    const b = await import('/pkg/fetch.js?later-fetch-b');
+    await plan('later-fetch-b', '', 'stream');
+    const statuses = [];
+    const stop = b.createManagedStream(url('later-fetch-b'), { onStatus: (x) => statuses.push(x) }, { transport: 'fetch' });
+    ok(await until(2500, () => statuses.includes('open')), `open before the compile is done: ${statuses}`);
+    eq(statuses, ['connecting', 'open'], "createManagedStream's onStatus hears the start, as from a constructor");
+    eq([compiles, instances], [1, 2], 'compiled on the main thread, where the response needed it');
+    eq((await log('later-fetch-b')).attempts.length, 1, 'one request');
+    stop();
+    ok(await until(3000, async () => (await log('later-fetch-b')).open === 0), 'closed at the server');
+
+    // Options the check refuses: the constructor builds the shell, which throws, and ends the request it
+    // had started before any of it left (it leaves only after the constructor's task).
+    const c = await import('/pkg/fetch.js?later-fetch-c');
+    await plan('later-fetch-c', '', 'stream');
+    const n = sent.length;
+    const err = throws(() => new c.ManagedEventSource(url('later-fetch-c'), { transport: 'fetch', baseMs: -1, fetch: fetching }));
+    ok(err instanceof RangeError && /baseMs/.test(err.message), `a RangeError naming baseMs, not ${err}`);
+    await sleep(300);
+    eq(sent.length, n, 'no request left');
+    eq((await log('later-fetch-c')).attempts.length, 0, 'and the server saw none');
+
+    // A URL function that throws: the constructor throws it, and asks it once.
+    const d = await import('/pkg/fetch.js?later-fetch-d');
+    let thrown = 0;
+    const why = new Error('no token yet');
+    eq(throws(() => new d.ManagedEventSource(() => (thrown++, (() => { throw why; })()), { transport: 'fetch' })), why);
+    eq(thrown, 1);
+
+    // Closed before the shell took over: the close builds it, and nothing is left open.
+    const e = await import('/pkg/fetch.js?later-fetch-e');
+    await plan('later-fetch-e', 'slow:1000', 'stream');
+    const gone = new e.ManagedEventSource(url('later-fetch-e'), { transport: 'fetch', fetch: fetching });
+    const quiet = watch(gone);
+    gone.close();
+    eq([gone.status, gone.readyState], ['closed', 2]);
+    eq(quiet.statuses, ['closed']);
+    await sleep(1500);
+    eq((await log('later-fetch-e')).open, 0, 'no connection left at the server');
+    eq(quiet.events.length, 0, 'and nothing delivered');
+  } finally {
+    WebAssembly.Module = Module;
+    WebAssembly.Instance = Instance;
+    WebAssembly.compile = compile;
+  }
+});
+
 /** Option sets at the rules' edges, then `random` more drawn from edge values with a fixed seed. */
 function optionSets(random) {
   let seed = 7;
