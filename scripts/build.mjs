@@ -148,7 +148,7 @@ async function buildModule({ name, features, entry, keep = [] }) {
 import { warm } from '${snippets}/api.js';
 import { checked, valid } from '${snippets}/options.js';
 /** What every entry gives api.js (see define in base.js); the functions are below. */
-const core = { ...glue, shell: (...args) => (init(), glue.shell(...args)), soon };
+const core = { ...glue, shell: (...args) => (init(), glue.shell(...args)), soon, passes, whenCompiled };
 ${entry(snippets)}
 
 /** The module's bytes: the engine decodes hex natively where it can (Chrome 140, Firefox 133, Safari 18.2;
@@ -226,6 +226,21 @@ export function prepare() {
  * on the synchronous path).
  */
 function soon(f, values) {
+  if (!passes(values)) return false;
+  // Started in a task of its own, after the constructor's: an engine that compiles on threads of its own
+  // (Firefox's tiers) would otherwise have them compete with the rest of the constructor for the cores.
+  // Where the module was compiled meanwhile (the shell was needed at once, here or by another construct),
+  // nothing is compiled again.
+  setTimeout(() => (ready ? f() : compile().then(f, f)));
+  return true;
+}
+
+/**
+ * Whether the option values \`values\` pass without the shell's module: false when it is ready already (the
+ * shell then checks them at little cost), the options fail the option check, or the page may not compile
+ * (the shell, built on the synchronous path, throws the error).
+ */
+function passes(values) {
   if (ready) return false;
   try {
     // The option check runs only for a value JavaScript's types do not settle (see checked in options.js).
@@ -238,12 +253,12 @@ function soon(f, values) {
   } catch {
     return false;
   }
-  // Started in a task of its own, after the constructor's: an engine that compiles on threads of its own
-  // (Firefox's tiers) would otherwise have them compete with the rest of the constructor for the cores.
-  // Where the module was compiled meanwhile (the shell was needed at once, here or by another construct),
-  // nothing is compiled again.
-  setTimeout(() => (ready ? f() : compile().then(f, f)));
   return true;
+}
+
+/** Resolves once the module is compiled (off the main thread), or at once if it is ready; never rejects. */
+function whenCompiled() {
+  return ready ? Promise.resolve() : compile().catch(() => {});
 }
 
 /** The option check's exports (src/check.rs) once instantiated, and whether the page's CSP lets it compile. */

@@ -122,8 +122,10 @@ function start(me, url, options, st) {
     return own(link, values);
   };
   if (share && sharing()) {
-    // Checks the options, so that they throw here, in every tab; the shell, never started, goes at once.
-    hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
+    // Checks the options, so that they throw here, in every tab: with the option check while the module is
+    // not compiled (see soon in the entry; a tab that never leads then never runs it), else with a shell
+    // never started, which goes at once.
+    if (!hooks.passes?.(values)) hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
     startShared(link, make, share === true ? url : share);
   } else {
     // The first attempt, started before the shell is built (for the fetch transport the fetch entry's

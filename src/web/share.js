@@ -10,7 +10,7 @@
 // It may not decide anything: the browser grants the lock, and the leader's machine does the rest.
 
 import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_CLOSE, I_CLOSED, I_FIRST_QUESTION, N_STATUS, N_OPEN, S_OPEN, S_CLOSED } from './boundary.js';
-import { ask, report } from './base.js';
+import { ask, hooks, report } from './base.js';
 import { notify } from './control.js';
 import { fire, relay, until } from './relay.js';
 
@@ -41,17 +41,25 @@ export function startShared(link, make, key) {
     .catch(() => {}); // aborted: closed before it led
 }
 
-/** This instance got the lock: it holds the connection now. */
+/**
+ * This instance got the lock: it holds the connection now, once the module is compiled (off the main
+ * thread, where the constructor did not need it: see `whenCompiled` in the entry).
+ */
 function lead(link, make, release) {
   const sh = link.sh;
   sh.release = release;
   sh.leader = true;
-  try {
-    link.s = make(sh.lastId || undefined);
-  } catch (e) {
-    report(e);
-    leave(link);
-  }
+  const start = () => {
+    if (sh.left) return; // closed meanwhile: leave() let the lock go
+    try {
+      link.s = make(sh.lastId || undefined);
+    } catch (e) {
+      report(e);
+      leave(link);
+    }
+  };
+  if (hooks.whenCompiled) hooks.whenCompiled().then(start);
+  else start();
 }
 
 /** Closes a shared instance: a follower just stops listening; a leader hands the connection over. */

@@ -445,6 +445,38 @@ test("the fetch transport's first construct takes the later path too: its reques
   }
 });
 
+test("share: a first construct checks its options with the option check, and only the tab that leads compiles the module, off the main thread", async () => {
+  if (typeof BroadcastChannel !== 'function' || typeof navigator.locks?.request !== 'function') return;
+  const Module = WebAssembly.Module, Instance = WebAssembly.Instance;
+  let compiles = 0, instances = 0;
+  WebAssembly.Module = counting(Module, (b) => main(b) && compiles++);
+  WebAssembly.Instance = counting(Instance, (m) => checker(Module, m) || instances++);
+  try {
+    const a = await import('/pkg/index.js?later-share');
+    await plan('later-share', '', 'stream');
+    const name = `later-share-${Math.random()}`;
+    const lead = new a.ManagedEventSource(url('later-share'), { share: name, maxAttempts: 5 });
+    eq([compiles, instances], [0, 0], 'the construct compiled and instantiated nothing of the shell');
+    const follow = new a.ManagedEventSource(url('later-share'), { share: name, maxAttempts: 5 });
+    eq([compiles, instances], [0, 0], 'nor did a second one, which will follow');
+    const seen = watch(follow);
+    ok(await until(5000, () => lead.leader && lead.status === 'open'), `the first leads and opens: ${lead.status}`);
+    eq([compiles, instances], [0, 1], 'its shell built once the module was compiled, off the main thread');
+    ok(await until(5000, () => seen.events.length >= 2), 'the follower hears the stream');
+    eq(follow.leader, false);
+    // Refused options still throw from the constructor, as a RangeError naming the option.
+    const err = throws(() => new a.ManagedEventSource(url('later-share'), { share: name, baseMs: -1 }));
+    ok(err instanceof RangeError && /baseMs/.test(err.message), `a RangeError naming baseMs, not ${err}`);
+    follow.close();
+    lead.close();
+    ok(await until(3000, async () => (await log('later-share')).open === 0), 'closed at the server');
+    eq((await log('later-share')).attempts.length, 1, 'one connection for both');
+  } finally {
+    WebAssembly.Module = Module;
+    WebAssembly.Instance = Instance;
+  }
+});
+
 /** Option sets at the rules' edges, then `random` more drawn from edge values with a fixed seed. */
 function optionSets(random) {
   let seed = 7;
