@@ -1,18 +1,16 @@
 // How often a wasm-bindgen test page never starts its scripts, with wasm-bindgen-test-runner's waiting
 // threads held (scripts/runner-pool.mjs, as `npm test` runs it) and without, taking turns, against the
 // fault-injecting test server on loopback (docs/reliability.md). A page counts as never started when the
-// runner has not loaded the module 60 s after it asked the driver for the page; that run is then cut.
+// runner has not loaded the module 60 s after it asked the driver for the page (PAGE_HANG, as npm test
+// cuts it); that run is then cut. The runs' output is shown as they go.
 //
 //   node scripts/runner-hangs.mjs [--runs 12] [--browser chrome|firefox] [--target web]
 //
 // --runs is per mode; the crate's wasm tests must have been built once (npm test does it).
 
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { freePort, holdPool } from './runner-pool.mjs';
+import { PAGE_HANG, run } from './run.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
   return i > 0 ? process.argv[i + 1] : fallback;
@@ -27,33 +25,13 @@ async function once(server, held) {
   const pool = held ? holdPool(port) : null;
   const t0 = Date.now();
   try {
-    return await new Promise((resolve) => {
-      const child = spawn('wasm-pack', ['test', '--headless', `--${browser}`, '--features', 'stream,fetch', '--test', target], {
-        cwd: root,
-        env: { ...process.env, SSE_TEST_SERVER: server.url, WASM_BINDGEN_TEST_TIMEOUT: '300', WASM_BINDGEN_TEST_ADDRESS: `127.0.0.1:${port}` },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        detached: true,
-      });
-      let out = '', asked = 0, started = false;
-      const seen = (d) => {
-        out += d;
-        if (!asked && out.includes('Running headless tests in')) asked = Date.now();
-        if (!started && /Loading Wasm module/.test(out)) started = true;
-      };
-      child.stdout.on('data', seen);
-      child.stderr.on('data', seen);
-      const watch = setInterval(() => {
-        if (asked && !started && Date.now() - asked > 60000) {
-          try {
-            process.kill(-child.pid, 'SIGKILL');
-          } catch {}
-        }
-      }, 500);
-      child.on('close', (code) => {
-        clearInterval(watch);
-        resolve({ started, passed: code === 0, seconds: (Date.now() - t0) / 1000 });
-      });
-    });
+    const r = await run(
+      'wasm-pack',
+      ['test', '--headless', `--${browser}`, '--features', 'stream,fetch', '--test', target],
+      { SSE_TEST_SERVER: server.url, WASM_BINDGEN_TEST_TIMEOUT: '300', WASM_BINDGEN_TEST_ADDRESS: `127.0.0.1:${port}` },
+      PAGE_HANG,
+    );
+    return { started: /Loading Wasm module/.test(r.out), passed: r.code === 0, seconds: (Date.now() - t0) / 1000 };
   } finally {
     pool?.stop();
   }

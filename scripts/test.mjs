@@ -10,12 +10,12 @@
 // A first run on a fresh machine compiles wasm-pack and wasm-bindgen-cli (about 8 minutes) and the crate
 // graph for two targets (a few minutes more). It exits non-zero if anything failed.
 
-import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { finished } from './cargo-output.mjs';
 import { freePort, holdPool } from './runner-pool.mjs';
+import { PAGE_HANG, run } from './run.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** Page test files at once: they wait on servers and timers more than they compute. */
@@ -23,44 +23,6 @@ const PAGE_CONCURRENCY = Number(process.env.PAGE_CONCURRENCY ?? 3);
 const started = Date.now();
 const results = [];
 let figures = [];
-
-/**
- * Runs a command with its output shown and kept; resolves to { code, out, hung }. With `hang` ({ start,
- * end, ms }): once the output last says `start` and not yet `end` after it for `ms`, the command's whole
- * process group is killed and `hung` is true.
- */
-function run(cmd, args, env = {}, hang = null) {
-  return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'], detached: !!hang });
-    let out = '', timer = null, hung = false, armed = false;
-    const seen = (d, to) => {
-      out += d;
-      to.write(d);
-      if (!hang) return;
-      // Only the new output (and enough before it for a marker split across chunks) can change the state.
-      const tail = out.slice(-(d.length + 64));
-      const start = tail.lastIndexOf(hang.start), end = Math.max(...hang.end.map((e) => tail.lastIndexOf(e)));
-      if (start !== end) armed = start > end;
-      if (armed && !timer) {
-        timer = setTimeout(() => {
-          hung = true;
-          try {
-            process.kill(-child.pid, 'SIGKILL');
-          } catch {}
-        }, hang.ms);
-      } else if (!armed && timer) {
-        clearTimeout(timer);
-        timer = null;
-      }
-    };
-    child.stdout.on('data', (d) => seen(d, process.stdout));
-    child.stderr.on('data', (d) => seen(d, process.stderr));
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? 1, out, hung });
-    });
-  });
-}
 
 /** Test counts from cargo test, wasm-bindgen-test and node:test output. */
 function counts(out) {
@@ -119,18 +81,15 @@ async function browserTests(browser) {
   try {
     // With `stream` and `fetch`, so that the Rust API's `events()` and fetch transport are tested too
     // (tests/rust_api.rs).
-    // A test page that has not started its scripts 60 s after the runner asked the driver for it never
-    // will: one of its requests was never read by the runner's server (above; webdriver.json also keeps
-    // Firefox to two connections), and the page would wait for the runner's 300 s time-out. Such a run is
-    // cut short there. (A page that starts does so within seconds.) With the pool held this has not been
-    // seen; the cut and the retries below stay, for a server that does it some other way.
-    const hang = { start: 'Running headless tests in', end: ['Loading Wasm module', 'running ', 'no tests to run'], ms: 60000 };
+    // A test page that has not started its scripts 60 s after the runner asked the driver for it is cut
+    // short (PAGE_HANG; webdriver.json also keeps Firefox to two connections). With the pool held this has
+    // not been seen; the cut and the retries below stay, for a server that does it some other way.
     const once = (only) =>
       run(
         'wasm-pack',
         ['test', '--headless', `--${browser}`, '--features', 'stream,fetch', ...only],
         { SSE_TEST_SERVER: server.url, WASM_BINDGEN_TEST_TIMEOUT: '300', WASM_BINDGEN_TEST_ADDRESS: `127.0.0.1:${port}` },
-        hang,
+        PAGE_HANG,
       );
     // A page that never started its scripts (cut short as above, or the runner's "Loading scripts..." left
     // in place at its own time-out) ran none of our code. Then what had not run (that target and the ones

@@ -123,8 +123,8 @@ function start(me, url, options, st) {
   };
   if (share && sharing()) {
     // Checks the options, so that they throw here, in every tab: with the option check while the module is
-    // not compiled (see soon in the entry; a tab that never leads then never runs it), else with a shell
-    // never started, which goes at once.
+    // not compiled (see passes in the entry; a tab that never leads then never compiles the module), else
+    // with a shell never started, which goes at once.
     if (!hooks.passes?.(values)) hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
     startShared(link, make, share === true ? url : share);
   } else {
