@@ -304,7 +304,7 @@ export function table(rows) {
     md += `| ${r.engine} (${r.ua}) | ${r.client} | ${f(r.import)} | ${ours ? `**${f(r.construct)}**` : f(r.construct)} | ${ours ? f(r.decode) : ''} | ${ours || r.client === MODULE ? f(r.compile) : ''} | ${ours ? f(r.instantiate) : ''} | ${ours ? f(r.rest) : ''} | ${f(r.later)} | ${f(r.again)} | ${f(r.toOpen)} | ${f(r.openRatio)} |\n`;
   }
   const tasks = rows.filter((r) => r.client === PREPARED).map((r) => `${r.engine} ${f(r.prepareTask)} ms`);
-  md += `\nThe row after \`prepare()\`: the page calls it after the import and awaits it, then constructs. It moves the compile off the main thread and the instantiation and a first run of the options and the shell's making into a task of its own before the construct; that task, the longest the page saw while \`prepare()\` ran (a message loop's longest gap): ${tasks.join(', ')}.\n`;
+  md += `\nThe row after \`prepare()\`: the page calls it after the import and awaits it, then constructs. It moves the compile off the main thread and the instantiation and a first run of the options and the shell's making into a task of its own before the construct, whose shell then starts in a task after it (its column "later"); prepare()'s task, the longest the page saw while \`prepare()\` ran (a message loop's longest gap): ${tasks.join(', ')}.\n`;
   const verdicts = rows.filter((r) => r.verdicts).flatMap((r) => r.verdicts.map(([what, ok]) => `${r.engine}: ${what}: ${ok ? 'met' : 'missed'}`));
   md += `\nTargets: ${verdicts.join('; ')}.\n`;
   return md;

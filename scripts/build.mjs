@@ -148,7 +148,7 @@ async function buildModule({ name, features, entry, keep = [] }) {
 import { warm } from '${snippets}/api.js';
 import { checked, valid } from '${snippets}/options.js';
 /** What every entry gives api.js (see define in base.js); the functions are below. */
-const core = { ...glue, shell: (...args) => (init(), glue.shell(...args)), soon, passes, whenCompiled };
+const core = { ...glue, shell: (...args) => (init(), (used = true), glue.shell(...args)), soon, passes, whenCompiled };
 ${entry(snippets)}
 
 /** The module's bytes: the engine decodes hex natively where it can (Chrome 140, Firefox 133, Safari 18.2;
@@ -170,9 +170,11 @@ function explain(e) {
 // Nothing runs at import. The wasm is compiled off the main thread for a first construct that can wait for
 // it (see later in api.js: its connection starts at once, and the shell takes over once the module is
 // ready), else synchronously on first use: the module is far below the largest one browsers compile on the
-// main thread (see docs/reference.md). A page may call prepare() first, which compiles it off the main
-// thread and then instantiates it; the first construct then does neither.
-let ready = false, compiled = null, compiling = null, preparing = null;
+// main thread (see docs/reference.md). A page may call prepare() first, which compiles it (and the option
+// check's) off the main thread and then instantiates it; the first construct then does neither, and still
+// takes the later path, its shell built in a task after it.
+// \`used\`: a client's shell has been built (prepare's never-started one is no client's).
+let ready = false, used = false, compiled = null, compiling = null, preparing = null;
 function init() {
   if (ready) return;
   try {
@@ -201,13 +203,15 @@ function compile() {
 export function prepare() {
   preparing ??= ready
     ? Promise.resolve()
-    : compile().then(
-        () => {
+    : Promise.all([compile(), WebAssembly.compile(bytes(check)).catch(() => null)]).then(
+        ([, c]) => {
           if (ready) return;
-          // In this task, not the first construct's: instantiate, and run the options and the shell's
+          // In this task, not the first construct's: instantiate both, and run the options and the shell's
           // making once (see warm in api.js).
           init();
           warm();
+          used = false;
+          if (c) checker ??= new WebAssembly.Instance(c).exports;
         },
         (e) => {
           preparing = null;
@@ -219,7 +223,7 @@ export function prepare() {
 
 /**
  * For a construct that can wait for the module (see later in api.js), with the option values \`values\`:
- * false when it is ready already (a construct then costs little), the options fail the option check (the
+ * false once a client's shell has run (a construct then costs little), the options fail the option check (the
  * shell, built on the synchronous path, throws their error) or the page may not compile (its CSP: the
  * constructor then throws that, on the synchronous path); else true, and \`f\` is called in a task of its
  * own once the module is compiled, off the main thread (or the compile failed: \`f\` then meets the error
@@ -236,12 +240,14 @@ function soon(f, values) {
 }
 
 /**
- * Whether the option values \`values\` pass without the shell's module: false when it is ready already (the
- * shell then checks them at little cost), the options fail the option check, or the page may not compile
- * (the shell, built on the synchronous path, throws the error).
+ * Whether the option values \`values\` pass without the shell's module: false once a client's shell has run
+ * (the next then checks them at little cost, in a constructor whose code has run once), the options fail the
+ * option check, or the page may not compile (the shell, built on the synchronous path, throws the error).
+ * After prepare() the module is ready but no client's shell has run yet: a first construct then still takes
+ * the later path, which in WebKit and Firefox costs its constructor less than the shell's first start.
  */
 function passes(values) {
-  if (ready) return false;
+  if (used) return false;
   try {
     // The option check runs only for a value JavaScript's types do not settle (see checked in options.js).
     // Else an empty module (its 8-byte header) is compiled instead, once: that is how a page finds out
@@ -249,7 +255,7 @@ function passes(values) {
     if (checked(values)) {
       checker ??= new WebAssembly.Instance(new WebAssembly.Module(bytes(check))).exports;
       if (!valid(checker, values)) return false;
-    } else allowed ||= !!new WebAssembly.Module(bytes('0061736d01000000'));
+    } else allowed ||= ready || !!new WebAssembly.Module(bytes('0061736d01000000'));
   } catch {
     return false;
   }

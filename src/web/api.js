@@ -164,7 +164,8 @@ function build(link, make) {
  * error from the source, the fetch transport's response or bytes, a member of the instance) builds it then,
  * synchronously. Its start tells only what it would have told in
  * the constructor (see quiet in notify). Returns false, for the synchronous path, where the module is
- * ready already, the options fail (the shell, built there, throws the error) or the page may not compile.
+ * ready and a client's shell has run already, the options fail (the shell, built there, throws the error) or
+ * the page may not compile.
  */
 function later(link, values, make) {
   let s = null;

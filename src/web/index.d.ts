@@ -153,7 +153,7 @@ export declare function createManagedStream(
 /**
  * Compiles the package's WebAssembly off the main thread and then, in a task of its own, instantiates it and
  * runs the option checks once, so that the first `new ManagedEventSource()` (or `ManagedWebSocket`) does
- * none of that. Optional: without it the first construct does it all, unless nothing in it needs the module at
+ * none of that (a first `ManagedEventSource` still builds its shell in a task after its constructor). Optional: without it the first construct does it all, unless nothing in it needs the module at
  * once (a `ManagedEventSource`, with either transport or `share`, compiles it off the main thread by
  * itself, runs only a small option check, and builds its shell in a later task: see docs/reference.md). Call it at page load when
  * the first client comes later. The same promise on every call; it resolves at once after a

@@ -183,10 +183,18 @@ const countingSource = (Source, count) => class extends Source {
 
 test('prepare() compiles the wasm off the main thread and instantiates it, so that the first construct does neither', async () => {
   const Module = WebAssembly.Module, Instance = WebAssembly.Instance, Source = globalThis.EventSource;
-  let compiles = 0, instances = 0, sources = 0;
-  // Stand-ins that count (see counting and countingSource).
-  WebAssembly.Module = counting(Module, (b) => main(b) && compiles++);
-  WebAssembly.Instance = counting(Instance, (m) => checker(Module, m) || instances++);
+  let compiles = 0, checks = 0, instances = 0, sources = 0, calls = 0;
+  // Stand-ins that count (see counting and countingSource); the package's instance is given exports that
+  // count every call into the shell's module.
+  WebAssembly.Module = counting(Module, (b) => (main(b) ? compiles++ : b.byteLength > 8 && checks++));
+  WebAssembly.Instance = function (m, imports) {
+    const inst = new Instance(m, imports);
+    if (checker(Module, m)) return inst;
+    instances++;
+    const exports = {};
+    for (const [k, v] of Object.entries(inst.exports)) exports[k] = typeof v === 'function' ? (...a) => (calls++, v(...a)) : v;
+    return { exports };
+  };
   globalThis.EventSource = countingSource(Source, () => sources++);
   try {
     // A module is one per URL: each of these is a fresh copy of the package, its wasm not yet compiled.
@@ -199,12 +207,23 @@ test('prepare() compiles the wasm off the main thread and instantiates it, so th
     eq(instances, 1, 'prepare() instantiates it once it is compiled');
     eq(sources, 0, 'and connects nothing');
     await plan('prepared', '', 'stream');
-    const es = new early.ManagedEventSource(url('prepared'), { lastEventIdParam: 'lastEventId' });
-    eq([compiles, instances], [0, 1], 'the first construct after prepare() neither compiles nor instantiates');
+    const before = calls;
+    const es = new early.ManagedEventSource(url('prepared'), { lastEventIdParam: 'lastEventId', maxAttempts: 5 });
+    eq([compiles, checks, instances], [0, 0, 1], 'the first construct after prepare() neither compiles nor instantiates (the option check neither)');
+    // It still takes the later path: its shell starts in a task after the constructor, which in WebKit and
+    // Firefox costs the constructor less than the shell's first start there (npm run bench:startup).
+    eq([calls - before, sources], [0, 1], "the constructor made its source and ran none of the shell's module");
+    ok(await until(1000, () => calls > before), 'the shell starts after the constructor');
     const seen = watch(es);
     ok(await until(5000, () => seen.events.length >= 2), 'and the client streams');
+    eq(sources, 1, 'the shell took the source the constructor made');
     es.close();
     eq(es.status, 'closed');
+    // Once a client's shell has run, a construct builds its own at once (it costs little then).
+    const next = calls;
+    const again = new early.ManagedEventSource(url('prepared'));
+    ok(calls > next, 'a second construct runs the shell in its constructor');
+    again.close();
 
     // Without prepare(), a first construct whose status is read at once builds its shell then: it compiles
     // and instantiates the wasm on the main thread, once (the later path is the next tests'); prepare()
@@ -220,9 +239,18 @@ test('prepare() compiles the wasm off the main thread and instantiates it, so th
     new late.ManagedEventSource(url('unprepared')).close();
     eq([compiles, instances], [1, 2], 'nothing compiled or instantiated again');
 
-    // Bad options still throw from the constructor after prepare(), as a TypeError or RangeError.
+    // Bad options still throw from the constructor after prepare(), as a TypeError or RangeError: after a
+    // client, and as the first construct (the option check refuses them, and the shell throws the error).
     const err = throws(() => new early.ManagedEventSource(url('prepared'), { baseMs: -1 }));
     ok(err instanceof RangeError && /baseMs/.test(err.message), `a RangeError naming baseMs, not ${err}`);
+    const fresh = await import('/pkg/index.js?prepare-bad');
+    await fresh.prepare();
+    for (const [options, Error, name] of [[{ baseMs: -1 }, RangeError, /baseMs/], [{ jitter: 'sometimes' }, TypeError, /jitter/], [{ maxAttempts: -1 }, RangeError, /maxAttempts/]]) {
+      const e = throws(() => new fresh.ManagedEventSource(url('prepared'), options));
+      ok(e instanceof Error && name.test(e.message), `${Error.name} naming ${name}, not ${e}`);
+    }
+    await sleep(300);
+    eq((await log('prepared')).open, 0, 'none left open at the server');
   } finally {
     WebAssembly.Module = Module;
     WebAssembly.Instance = Instance;
