@@ -42,7 +42,9 @@
 //   pkg/ made before a change) as the clients 'managed-eventsource (other)', '... (other) after prepare()'
 //   '... (other) with maxAttempts' and '... (other) with share', and DIR/fetch.js as '... (other) with the
 //   fetch transport', in the same run;
-//   --clients A,B runs only the clients named (with native and the peer), not with --write.
+//   --clients A,B runs only the clients named (with native and the peer), not with --write;
+//   --marks prints, for each engine and client, the medians of the page's performance.measure entries
+//   named 'me:<part>' (an experiment: a copy of the package with such measures put in, given as --other).
 //   --write rewrites the startup sections of docs/performance.md (the whole table) and README.md (in brief).
 
 import http from 'node:http';
@@ -180,7 +182,10 @@ const again = make(url + '&again', m, wasm);
 const a1 = now();
 again.close();
 es.close();
-await fetch('/result', { method: 'POST', body: JSON.stringify({ client, import: i1 - i0, construct: c1 - c0, ...parts, ...own, later, toOpen: o - c0, again: a1 - a0, ua: navigator.userAgent, isolated: crossOriginIsolated }) });
+// A copy of the package with marks in it (an experiment, see --marks) measures its parts as 'me:<part>'.
+const marks = {};
+for (const e of performance.getEntriesByType('measure')) if (e.name.startsWith('me:')) marks[e.name.slice(3)] = (marks[e.name.slice(3)] ?? 0) + e.duration;
+await fetch('/result', { method: 'POST', body: JSON.stringify({ client, import: i1 - i0, construct: c1 - c0, ...parts, ...own, later, toOpen: o - c0, again: a1 - a0, marks, ua: navigator.userAgent, isolated: crossOriginIsolated }) });
 </script>`;
 
 async function sample(engine, name, server) {
@@ -331,6 +336,14 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const results = await benchStartup({ log: console.log });
   const md = table(summarise(results));
   console.log('\n' + md);
+  // --marks: the medians of what a copy of the package with marks in it measured (see the page).
+  if (process.argv.includes('--marks')) {
+    for (const key of new Set(results.map((r) => `${r.engine}\t${r.client}`))) {
+      const of = results.filter((r) => `${r.engine}\t${r.client}` === key);
+      const parts = [...new Set(of.flatMap((r) => Object.keys(r.marks ?? {})))];
+      if (parts.length) console.log(`${key.replace('\t', ', ')}: ${parts.map((p) => `${p} ${median(of.map((r) => r.marks[p] ?? 0)).toFixed(2)}`).join(', ')}`);
+    }
+  }
   if (process.argv.includes('--write')) {
     if (after || other || chosen) throw new Error('bench:startup: --write takes the default run, with no --after, --other or --clients');
     writeSection('docs/performance.md', 'startup', 'npm run bench:startup -- --write', md);

@@ -158,7 +158,8 @@ function build(link, make) {
  * The first construct, when its first attempt is started (see early: an EventSource, or the fetch
  * transport's request) and the options pass the option check, a module of a few kilobytes that runs the
  * shell's own reading and rules (src/check.rs; see soon in the entry). Then the shell's module need not run
- * in the constructor: the relay listens to the source at once (so no event is missed; the fetch transport's
+ * in the constructor: the relay listens to the source's open and error at once (which build the shell, so no
+ * event is missed: nothing else comes before them; the fetch transport's
  * bytes wait for the shell, which parses them), and the shell is built and started once the module is
  * compiled, off the main thread, in a task of its own. Whatever needs the shell before that (an open or an
  * error from the source, the fetch transport's response or bytes, a member of the instance) builds it then,
@@ -181,7 +182,7 @@ function later(link, values, make) {
     return s;
   };
   if (!hooks.soon?.(guard(take), values)) return false;
-  if (!link.f) attach(link, link.pre);
+  if (!link.f) attach(link, link.pre, true);
   link.s = {
     get p() {
       return take().p;

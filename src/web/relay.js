@@ -254,26 +254,34 @@ export function until(link, e) {
   if (done) link.s.input(I_CLOSE);
 }
 
-/** Called by Rust for every new EventSource: our listeners on it. */
-export const attach = guard(function attach(link, es) {
-  // The source the constructor listened to already (see later in api.js).
-  if (link.c?.es === es) return link.c;
-  const c = { link, es, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined, face: false };
-  const state = native(EventSource, 'readyState').get;
-  // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there.
-  for (const [type, code] of [['open', I_OPENED], ['error', I_FAILED]]) {
-    listen(c, type, (e) => {
-      // A server's event named open or error is an ordinary named event, delivered as the browser does.
-      if (named(e)) return arrived(c, type, e, link.t.get(type)?.l ?? EMPTY);
-      inputWith(link, e, code, state.call(es) === 2);
-    });
+/**
+ * Called by Rust for every new EventSource: our listeners on it. `first` (from a constructor that leaves
+ * the shell for later, see later in api.js): only the listeners to its open and error, which build the
+ * shell; the shell's own attach, which an open or an error calls before anything is delivered, adds the
+ * rest. No other event can come first: an EventSource dispatches its messages only after its open.
+ */
+export const attach = guard(function attach(link, es, first) {
+  let c = link.c;
+  if (c?.es !== es) {
+    c = link.c = { link, es, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined, face: false, all: false };
+    const state = native(EventSource, 'readyState').get;
+    // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there.
+    for (const [type, code] of [['open', I_OPENED], ['error', I_FAILED]]) {
+      listen(c, type, (e) => {
+        // A server's event named open or error is an ordinary named event, delivered as the browser does.
+        if (named(e)) return arrived(c, type, e, link.t.get(type)?.l ?? EMPTY);
+        inputWith(link, e, code, state.call(es) === 2);
+      });
+    }
+    link.u = es.url;
   }
+  if (first || c.all) return c;
+  c.all = true;
   if (link.hint) relay(c, link.hint);
   if (link.beat) relay(c, link.beat); // its arrival is what the stall watchdog sees
   relay(c, 'message');
   for (const type of link.t.keys()) relay(c, type);
   for (const type of link.sh?.types ?? EMPTY) relay(c, type); // what the other tabs listen to
-  link.u = es.url;
   // The inner source is never handed to user code but as its events' target, where it wears the instance's
   // face: what a listener does to it, it does to the instance. A polyfill keeps its prototype (it calls its
   // own close and dispatchEvent) and its events are shown with the instance as target.
@@ -281,7 +289,6 @@ export const attach = guard(function attach(link, es) {
     Object.setPrototypeOf(es, face(link));
     c.face = true;
   } else es.close = () => link.me.close();
-  link.c = c;
   return c;
 });
 

@@ -334,12 +334,20 @@ test("a first construct whose options pass the option check runs none of the she
     // The connection opens before the module is compiled: the open builds the shell then, synchronously.
     delay = 3000;
     const b = await import('/pkg/index.js?later-b');
-    await plan('later-b', '', 'stream');
-    const statuses = [];
-    const stop = b.createManagedStream(url('later-b'), { onStatus: (s) => statuses.push(s) });
+    // Events of two types right behind the headers: the constructor listened only to the open and error,
+    // and the shell the open builds listens to the rest before any of them is dispatched.
+    await plan('later-b', 'named:3:tick', 'stream');
+    const statuses = [], got = [];
+    const stop = b.createManagedStream(url('later-b'), {
+      onStatus: (s) => statuses.push(s),
+      onMessage: (e) => got.push(`message ${e.lastEventId}`),
+      events: { tick: (e) => got.push(`tick ${e.lastEventId}`) },
+    });
     ok(await until(2500, () => statuses.includes('open')), `open before the compile is done: ${statuses}`);
     eq(statuses, ['connecting', 'open'], "createManagedStream's onStatus hears the start, as from a constructor");
     eq([compiles, instances], [1, 2], 'compiled on the main thread, where the open needed it');
+    ok(await until(2000, () => got.length >= 7));
+    eq(got.slice(0, 7), ['tick 1', 'message 2', 'tick 3', 'message 4', 'tick 5', 'message 6', 'message 7'], 'every event, in order');
     stop();
     ok(await until(3000, async () => (await log('later-b')).open === 0), 'closed at the server');
 
