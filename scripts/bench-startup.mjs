@@ -184,7 +184,10 @@ again.close();
 es.close();
 // A copy of the package with marks in it (an experiment, see --marks) measures its parts as 'me:<part>'.
 const marks = {};
-for (const e of performance.getEntriesByType('measure')) if (e.name.startsWith('me:')) marks[e.name.slice(3)] = (marks[e.name.slice(3)] ?? 0) + e.duration;
+for (const e of performance.getEntriesByType('measure')) {
+  const part = e.name.startsWith('me:') && e.name.slice(3);
+  if (part) marks[part] = (marks[part] ?? 0) + e.duration;
+}
 await fetch('/result', { method: 'POST', body: JSON.stringify({ client, import: i1 - i0, construct: c1 - c0, ...parts, ...own, later, toOpen: o - c0, again: a1 - a0, marks, ua: navigator.userAgent, isolated: crossOriginIsolated }) });
 </script>`;
 

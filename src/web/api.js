@@ -122,8 +122,8 @@ function start(me, url, options, st) {
     return own(link, values);
   };
   if (share && sharing()) {
-    // Checks the options, so that they throw here, in every tab: with the option check while the module is
-    // not compiled (see passes in the entry; a tab that never leads then never compiles the module), else
+    // Checks the options, so that they throw here, in every tab: with the option check while no client's
+    // shell has run (see passes in the entry; a tab that never leads then never compiles the module), else
     // with a shell never started, which goes at once.
     if (!hooks.passes?.(values)) hooks.free(hooks.shell(link, Object.assign([...values], { [V_START]: 0 })));
     startShared(link, make, share === true ? url : share);
