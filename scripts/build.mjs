@@ -141,139 +141,18 @@ async function buildModule({ name, features, entry, keep = [] }) {
   writeFileSync(join(work, 'check.js'), `// The option check's module, hex-encoded (scripts/build.mjs).\nexport const check = '${readFileSync(checkPath).toString('hex')}';\n`);
   say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), inlined as ${wasm.length * 2} characters of hex (gzip ${gz(Buffer.from(wasm.toString('hex')))})`);
 
+  // The entry: the glue and the modules' bytes given to the loader (src/web/loader.js), and the flavour's
+  // exports. The hex goes last, the shell's and then the option check's (wasm.js and check.js hold the same,
+  // for npm run size): after the JavaScript, gzip's blocks mix the two alphabets less, which saves a page
+  // 0.3 kB. The loader reads them only once a client needs the module, after the whole bundle has run.
   const snippets = `./snippets/${readdirSync(join(work, 'snippets'))[0]}/src/web`;
   writeFileSync(
     join(work, 'entry.js'),
     `import * as glue from './managed_eventsource.js';
-import { warm } from '${snippets}/api.js';
-import { checked, valid } from '${snippets}/options.js';
-/** What every entry gives api.js (see define in base.js); the functions are below. */
-const core = { ...glue, shell: (...args) => (init(), (used = true), glue.shell(...args)), soon, passes, whenCompiled };
+import { install } from '${snippets}/loader.js';
 ${entry(snippets)}
-
-/** The module's bytes: the engine decodes hex natively where it can (Chrome 140, Firefox 133, Safari 18.2;
- * 0.1 ms), else a loop. */
-function bytes(hex = data) {
-  if (typeof Uint8Array.fromHex === 'function') return Uint8Array.fromHex(hex);
-  const b = new Uint8Array(hex.length / 2);
-  for (let i = 0; i < b.length; i++) b[i] = parseInt(hex.substr(2 * i, 2), 16);
-  return b;
-}
-
-/** A compile error, worded for the user where it is the page's Content-Security-Policy. */
-function explain(e) {
-  return /content.security|CSP/i.test(String(e?.message))
-    ? new Error("managed-eventsource: this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e })
-    : e;
-}
-
-// Nothing runs at import. The wasm is compiled off the main thread for a first construct that can wait for
-// it (see later in api.js: its connection starts at once, and the shell takes over once the module is
-// ready), else synchronously on first use: the module is far below the largest one browsers compile on the
-// main thread (see docs/reference.md). A page may call prepare() first, which compiles it (and the option
-// check's) off the main thread and then instantiates it; the first construct then does neither, and still
-// takes the later path, its shell built in a task after it.
-// \`used\`: a client's shell has been built (prepare's never-started one is no client's).
-let ready = false, used = false, compiled = null, compiling = null, preparing = null;
-function init() {
-  if (ready) return;
-  try {
-    glue.initSync({ module: compiled ?? new WebAssembly.Module(bytes()) });
-  } catch (e) {
-    throw explain(e);
-  }
-  ready = true;
-  compiled = null;
-}
-
-/** The module, compiled off the main thread: one promise, forgotten if it rejects (a later call tries again). */
-function compile() {
-  return (compiling ??= WebAssembly.compile(bytes()).then(
-    (m) => {
-      if (!ready) compiled = m; // else a construct that came first compiled it already
-    },
-    (e) => {
-      compiling = null;
-      throw explain(e);
-    },
-  ));
-}
-
-/** Compiles the wasm off the main thread, then instantiates it; resolves once a construct does neither. */
-export function prepare() {
-  preparing ??= ready
-    ? Promise.resolve()
-    : Promise.all([compile(), WebAssembly.compile(bytes(check)).catch(() => null)]).then(
-        ([, c]) => {
-          if (ready) return;
-          // In this task, not the first construct's: instantiate both, and run the options and the shell's
-          // making once (see warm in api.js).
-          init();
-          warm();
-          used = false;
-          if (c) checker ??= new WebAssembly.Instance(c).exports;
-        },
-        (e) => {
-          preparing = null;
-          throw e;
-        },
-      );
-  return preparing;
-}
-
-/**
- * For a construct that can wait for the module (see later in api.js), with the option values \`values\`:
- * false once a client's shell has run (a construct then costs little), the options fail the option check (the
- * shell, built on the synchronous path, throws their error) or the page may not compile (its CSP: the
- * constructor then throws that, on the synchronous path); else true, and \`f\` is called in a task of its
- * own once the module is compiled, off the main thread (or the compile failed: \`f\` then meets the error
- * on the synchronous path).
- */
-function soon(f, values) {
-  if (!passes(values)) return false;
-  // Started in a task of its own, after the constructor's: an engine that compiles on threads of its own
-  // (Firefox's tiers) would otherwise have them compete with the rest of the constructor for the cores.
-  // Where the module was compiled meanwhile (the shell was needed at once, here or by another construct),
-  // nothing is compiled again.
-  setTimeout(() => (ready ? f() : compile().then(f, f)));
-  return true;
-}
-
-/**
- * Whether the option values \`values\` pass without the shell's module: false once a client's shell has run
- * (the next then checks them at little cost, in a constructor whose code has run once), the options fail the
- * option check, or the page may not compile (the shell, built on the synchronous path, throws the error).
- * After prepare() the module is ready but no client's shell has run yet: a first construct then still takes
- * the later path, which in WebKit and Firefox costs its constructor less than the shell's first start.
- */
-function passes(values) {
-  if (used) return false;
-  try {
-    // The option check runs only for a value JavaScript's types do not settle (see checked in options.js).
-    // Else an empty module (its 8-byte header) is compiled instead, once: that is how a page finds out
-    // whether its CSP lets it compile at all, at next to no cost.
-    if (checked(values)) {
-      checker ??= new WebAssembly.Instance(new WebAssembly.Module(bytes(check))).exports;
-      if (!valid(checker, values)) return false;
-    } else allowed ||= ready || !!new WebAssembly.Module(bytes('0061736d01000000'));
-  } catch {
-    return false;
-  }
-  return true;
-}
-
-/** Resolves once the module is compiled (off the main thread), or at once if it is ready; never rejects. */
-function whenCompiled() {
-  return ready ? Promise.resolve() : compile().catch(() => {});
-}
-
-/** The option check's exports (src/check.rs) once instantiated, and whether the page's CSP lets it compile. */
-let checker = null, allowed = false;
-
-// The modules' hex last, the shell's and then the check's, each of its own (wasm.js and check.js hold the
-// same, for npm run size): after the JavaScript, gzip's blocks mix the two alphabets less, which saves a
-// page 0.3 kB. Read only once a constructor runs, after the whole bundle has run.
-var data = '${wasm.toString('hex')}';
+install(glue, () => ({ shell, check }));
+var shell = '${wasm.toString('hex')}';
 var check = '${readFileSync(checkPath).toString('hex')}';
 `,
   );
@@ -290,26 +169,23 @@ async function buildLibrary() {
   const main = await buildModule({
     name: 'index',
     features: 'small',
-    entry: (s) => `import { define } from '${s}/api.js';
-export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define(core);`,
+    entry: (s) => `export { ManagedEventSource, createManagedStream, prepare } from '${s}/api.js';`,
   });
   await buildModule({
     name: 'websocket',
     features: 'small,websocket',
-    entry: (s) => `import { define } from '${s}/api.js';
-export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-export { ManagedWebSocket } from '${s}/socket.js';
-define(core);`,
+    entry: (s) => `export { ManagedEventSource, createManagedStream, prepare } from '${s}/api.js';
+export { ManagedWebSocket } from '${s}/socket.js';`,
   });
   await buildModule({
     name: 'fetch',
     features: 'small,fetch',
     keep: ["Safari's decoder renewal"],
-    entry: (s) => `import { define } from '${s}/api.js';
-import { early, fetchOptions, later, stop } from '${s}/fetch.js';
-export { ManagedEventSource, createManagedStream } from '${s}/api.js';
-define({ ...core, fetch: (link, o) => fetchOptions(link, o, glue.chunk), later, first: early, stop });`,
+    entry: (s) => `import { addTransport } from '${s}/api.js';
+import { awaitingEventSource, fetchTransport } from '${s}/fetch.js';
+export { ManagedEventSource, createManagedStream, prepare } from '${s}/api.js';
+addTransport('fetch', fetchTransport);
+addTransport('eventsource', awaitingEventSource);`,
   });
   writeFileSync(
     join(main, 'global.js'),

@@ -46,7 +46,7 @@ if (existsSync(work)) {
   parts.push(['wasm (raw module)', wasm.length, gz(wasm)]);
   const data = readFileSync(join(work, 'wasm.js'), 'utf8').match(/'([^']+)'/)[1];
   parts.push(['wasm as shipped (hex)', data.length, gz(Buffer.from(data))]);
-  // The option check's module (src/check.rs), which a first constructor runs instead of the shell's.
+  // The option check's module (src/check.rs), which a client made before the shell's module is ready runs.
   const check = readFileSync(join(work, 'check.js'), 'utf8').match(/= '([^']+)'/)[1];
   parts.push(["the option check's wasm as shipped (hex)", check.length, gz(Buffer.from(check))]);
   const web = join(work, 'snippets', snippet, 'src', 'web');
@@ -56,12 +56,15 @@ if (existsSync(work)) {
   parts.push(['src/web/*.js, bundled from api.js, minified', half.length, gz(half)]);
   for (const [file, what] of [
     ['api.js', 'public classes'],
-    ['relay.js', 'per-event path'],
-    ['listeners.js', 'EventTarget rules'],
-    ['control.js', 'control path'],
-    ['options.js', 'reading options'],
     ['share.js', 'tab sharing'],
-    ['base.js', 'hooks, errors'],
+    ['client.js', 'record and lifecycle'],
+    ['eventsource.js', 'EventSource transport'],
+    ['connection.js', "a connection's events"],
+    ['events.js', 'listeners, delivery, identity'],
+    ['effects.js', 'control path'],
+    ['loader.js', 'compile, instantiate, prepare'],
+    ['options.js', 'reading options'],
+    ['errors.js', 'errors'],
   ]) {
     const m = minified(join(web, file));
     parts.push([`  ${file} (${what}) alone, minified`, m.length, gz(m)]);

@@ -278,8 +278,6 @@ codes! {
         Given = "GIVEN",
         /// The id to resume from (sharing across tabs), or `undefined`.
         ResumeFrom = "RESUME_FROM",
-        /// 1 to start connecting, 0 to check the options only.
-        Start = "START",
         /// What connects: 0 an `EventSource`, 1 a `WebSocket`.
         Transport = "TRANSPORT",
         /// A socket's subprotocols, as `WebSocket` takes them.

@@ -100,10 +100,9 @@ export const V_CODES = 21;
 export const V_CODE_COUNT = 22;
 export const V_GIVEN = 23;
 export const V_RESUME_FROM = 24;
-export const V_START = 25;
-export const V_TRANSPORT = 26;
-export const V_PROTOCOLS = 27;
-export const V_COUNT = 28;
+export const V_TRANSPORT = 25;
+export const V_PROTOCOLS = 26;
+export const V_COUNT = 27;
 
 // The code units of a string the option check's module keeps (src/check.rs).
 export const CHECK_UNITS = 16;

@@ -1,4 +1,4 @@
-// The fetch transport's JavaScript half (a wasm-bindgen snippet; only the package's fetch entry has it).
+// The fetch transport (only the package's fetch entry has it).
 //
 // It holds no policy either. Rust decides when an attempt starts and ends, what a status means and how long
 // to wait; it parses the bytes. What lives here is what must be JavaScript: the user's headers, body and URL
@@ -6,14 +6,17 @@
 // Rust, the reader, and the relay that turns a chunk's events (one string from Rust, see src/web/fetch.rs)
 // into `MessageEvent`s for the listeners, through the same `arrived` as the EventSource transport's events.
 //
-// Nothing here may act once a connection is stopped: every step after an `await` checks `c.dead`, which
+// Nothing here may act once a connection is stopped: every step after an `await` checks `dead`, which
 // `stop` sets (Rust calls it when it drops the connection), and `stop` aborts the fetch and cancels the
-// reader.
+// reader. It imports eventsource.js, connection.js, effects.js, events.js, loader.js, errors.js and boundary.js.
 
 import { I_OPENED, I_FAILED, I_REFUSED, I_URL } from './boundary.js';
-import { fail, guard, report, PREFIX } from './base.js';
-import { finish, retryAfterMs } from './control.js';
-import { arrived, inputWith, FIELDS, Given } from './relay.js';
+import { arrived, connectionOf, inputWith } from './connection.js';
+import { askUrl, finish, retryAfterMs } from './effects.js';
+import { fail, guard, report, PREFIX } from './errors.js';
+import { deliver, FIELDS, Given } from './events.js';
+import { eventSourceTransport } from './eventsource.js';
+import { rust } from './loader.js';
 
 /** The methods `fetch` refuses. */
 const FORBIDDEN = /^(connect|trace|track)$/i;
@@ -23,11 +26,10 @@ const TOKEN = /^[!#$%&'*+.^_`|~\w-]+$/;
 const NORMAL = /^(delete|get|head|options|post|put)$/i;
 
 /**
- * Reads the fetch transport's options into `link.f` (called by api.js's `start`, which has read the
- * others): `headers`, `method`, `body`, `fetch`. Throws a TypeError naming the option for what `fetch` would
- * refuse. `chunk(handle, bytes)` is the wasm export that takes a stream's bytes.
+ * Reads the fetch transport's options into `record.fetchOptions` (api.js has read the others): `headers`,
+ * `method`, `body`, `fetch`. Throws a TypeError naming the option for what `fetch` would refuse.
  */
-export function fetchOptions(link, o, chunk) {
+function configure(record, o) {
   const { headers = null, body = null } = o;
   let { method = 'GET', fetch: f } = o;
   if (headers !== null && typeof headers !== 'object' && typeof headers !== 'function') fail('option headers must be an object or a function');
@@ -40,7 +42,7 @@ export function fetchOptions(link, o, chunk) {
     // when the page's script runs from a WebDriver eval: its globalThis is not the Window's).
     f = (url, init) => fetch(url, init);
   } else if (typeof f !== 'function') fail('option fetch must be a function');
-  link.f = { headers, method, body, fetch: f, chunk };
+  record.fetchOptions = { headers, method, body, fetch: f };
 }
 
 /** Headers as a plain object: a Headers or a list of pairs as fetch reads them, an object copied. */
@@ -59,69 +61,57 @@ const discard = (r) => {
   } catch {}
 };
 
-/** The record's `types` (see relay.js's `relay`): every type is relayed already, as `events` sees them all. */
-const ALL = { has: () => true };
+/** A URL as EventSource parses it, against the document's: one that does not parse throws a TypeError. */
+const resolve = (u) => new URL(u, globalThis.document?.baseURI ?? globalThis.location?.href).href;
 
 /** The URL of an attempt: the user's (or its function's) as a string, with `id` in `lastEventIdParam`. */
-function target(link, u, id) {
-  u = finish(link, u, id);
-  // As EventSource parses its URL against the document's: one that does not parse fails here.
-  const href = new URL(u, globalThis.location?.href).href;
-  return [u, href];
+function target(record, u, id) {
+  u = finish(record, u, id);
+  return [u, resolve(u)];
 }
 
-/**
- * Starts an attempt for Rust and returns its record. `id`: the id the URL carries (undefined for none);
- * `last`: the Last-Event-ID header's (empty for none). A URL that is a string (or that a URL function
- * returns at once) is checked now, so that the first attempt's constructor throws for it; what a function
- * returns later, and everything after, fails the attempt. The first attempt of a first construct was
- * started by the constructor, before the shell was built (see `early`): that one is taken as it is.
- */
-export function open(link, id, last) {
-  const pre = link.pre, asked = link.asked;
-  link.pre = link.asked = null;
-  if (pre) {
-    if (id === undefined && !last) return pre;
-    stop(pre);
-  }
-  if (asked) throw asked.e;
-  const c = { link, ac: new AbortController(), dead: false, rd: null, first: undefined, last: undefined, seen: undefined, id: last ?? '', origin: '', types: ALL };
-  let u = link.url;
-  if (typeof u === 'function') u = u();
-  let url = typeof u?.then === 'function' ? null : target(link, u, id);
-  if (url) link.u = url[1];
-  link.c = c;
-  read(c, u, url, id);
-  return c;
-}
+/** The transport, as client.js drives it (see eventsource.js for the members every transport has). */
+export const fetchTransport = {
+  kind: 2,
+  configure,
+  resolve,
+  /** Every type is relayed already: the parser hands over every event. */
+  relay() {},
+  /** A failure: the `error` event an attempt made, or one for a failure with none (a stall, a timeout). */
+  failed: (record) => deliver(record, 'error', record.event ?? new Event('error')),
+  flush() {},
+  waitForUrl,
+};
+
+/** The EventSource transport of the fetch entry, whose URL function may return a Promise too. */
+export const awaitingEventSource = { ...eventSourceTransport, waitForUrl };
 
 /**
- * For a first construct that can wait for the module (api.js's `later`): starts the first attempt before
- * the shell is built, so that its request is on its way while the module compiles; Rust's first attempt
- * takes it (see `open`). Until the shell is built, what the attempt tells it (its response, its failure, its
- * bytes) builds it, through `link.s`. What a URL function throws is kept for that attempt, so that it is
- * still called once an attempt (the constructor then builds the shell, which throws it).
+ * Starts an attempt for Rust and returns its connection record. `id`: the id the URL carries (undefined for
+ * none); `last`: the Last-Event-ID header's (empty for none). What a URL function returns later, and
+ * everything after, fails the attempt; what it throws now, Rust reports as a failed attempt.
  */
-export function early(link) {
-  try {
-    link.pre = open(link, undefined, '');
-  } catch (e) {
-    link.asked = { e };
-  }
+export function open(record, id, last) {
+  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, id: last ?? '', origin: '' };
+  const u = askUrl(record);
+  const url = typeof u?.then === 'function' ? null : target(record, u, id);
+  if (url) record.currentUrl = url[1];
+  record.connection = connection;
+  read(connection, u, url, id);
+  return connection;
 }
 
 async function read(c, u, url, id) {
-  const link = c.link, f = link.f;
+  const record = c.record, f = record.fetchOptions;
   let step = 'url', ended;
   try {
-    // Nothing here runs inside the call that opened the attempt: the first one's is the constructor's,
-    // before the instance has its shell (or, see `early`, before the shell is built at all).
+    // Nothing here runs inside the call that opened the attempt (the shell's start, or its drain).
     await null;
     if (c.dead) return;
     if (!url) {
-      url = target(link, await u, id);
+      url = target(record, await u, id);
       if (c.dead) return;
-      link.u = url[1];
+      record.currentUrl = url[1];
     }
     step = 'headers';
     const given = plain(typeof f.headers === 'function' ? await f.headers() : f.headers);
@@ -130,7 +120,7 @@ async function read(c, u, url, id) {
     if (c.dead) return;
     const headers = Object.keys(given).some((k) => k.toLowerCase() === 'accept') ? given : { Accept: 'text/event-stream', ...given };
     if (c.id !== '') headers['Last-Event-ID'] = c.id;
-    const init = { method: f.method, headers, cache: 'no-store', credentials: link.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.ac.signal };
+    const init = { method: f.method, headers, cache: 'no-store', credentials: record.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.abort.signal };
     if (body != null) init.body = body;
     step = 'fetch';
     const r = await f.fetch(url[0], init);
@@ -143,15 +133,15 @@ async function read(c, u, url, id) {
     if (!stream) {
       discard(r);
       const why = status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
-      return inputWith(link, failure(status, why), I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
+      return inputWith(record, failure(status, why), I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
     }
     c.origin = new URL(r.url || url[1]).origin;
-    c.rd = r.body.getReader();
-    inputWith(link, Object.assign(new Event('open'), { status, headers: r.headers }), I_OPENED);
+    c.reader = r.body.getReader();
+    inputWith(record, Object.assign(new Event('open'), { status, headers: r.headers }), I_OPENED);
     step = 'read';
     for (;;) {
       if (c.dead) return;
-      const { done, value } = await c.rd.read();
+      const { done, value } = await c.reader.read();
       if (c.dead) return;
       if (done) break;
       // Not `instanceof`: a chunk may come from another realm (Firefox gives a page script run from a
@@ -160,8 +150,8 @@ async function read(c, u, url, id) {
         step = 'response';
         throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
       }
-      c.seen = c; // bytes count as life for the stall watchdog (relay.js's `active`), comments included
-      f.chunk(link.s.p, value);
+      c.seen = c; // bytes count as life for the stall watchdog (connection.js's `active`), comments included
+      rust.chunk(record.shell.handle, value);
     }
     ended = failure(undefined, 'the server ended the stream');
   } catch (e) {
@@ -173,31 +163,31 @@ async function read(c, u, url, id) {
     const why = String(e?.message ?? e).replace(PREFIX, '');
     ended = failure(undefined, network ? 'the request failed: ' + why : 'the ' + step + ' failed: ' + why);
   }
-  inputWith(link, ended, I_FAILED, 1);
+  inputWith(record, ended, I_FAILED, 1);
 }
 
 /**
- * An EventSource attempt waiting for the Promise `p` a URL function returned (control.js's `urlOf`): Rust
- * holds what this returns as the attempt's connection and drops it (calling it, see `disarm`) if the
- * attempt ends first. Settled in time, the URL goes in its element 0 and Rust is told (`I_URL`); a
- * rejection or a URL that cannot be used is reported, and the attempt fails.
+ * An attempt waiting for the Promise `p` a URL function returned (effects.js's `urlOf`): Rust holds what
+ * this returns as the attempt's connection and drops it (calling it, see `disarm`) if the attempt ends
+ * first. Settled in time, the URL goes in its element 0 and Rust is told (`I_URL`); a rejection or a URL
+ * that cannot be used is reported, and the attempt fails.
  */
-export function later(link, p, id) {
-  const w = () => (w.dead = true);
+function waitForUrl(record, p, id) {
+  const wait = () => (wait.dead = true);
   p.then((u) => {
-    if (w.dead) return;
-    w[0] = finish(link, u, id);
-    link.s.input(I_URL);
+    if (wait.dead) return;
+    wait[0] = finish(record, u, id);
+    record.shell.input(I_URL);
   }).catch((e) => {
-    if (w.dead) return;
+    if (wait.dead) return;
     report(e);
-    link.s.input(I_FAILED, 1);
+    record.shell.input(I_FAILED, 1);
   });
-  return w;
+  return wait;
 }
 
 /**
- * `e` with an own `data` and `origin` (see relay.js's Retargeted for the class-field trick). In V8 a
+ * `e` with an own `data` and `origin` (see events.js's Retargeted for the class-field trick). In V8 a
  * MessageEvent given `data` in its init costs about 1.5 µs more, and `origin` about 3 µs more (the `any` is
  * wrapped, the USVString converted, for every event: `npm run bench:fetch`), where class fields cost next to
  * nothing; other engines take the init's (SpiderMonkey pays for any own property of a DOM object). The own
@@ -219,10 +209,9 @@ class Fields extends Given {
 /** Called by Rust when it drops the connection: nothing of it acts later. */
 export const stop = guard(function stop(c) {
   c.dead = true;
-  c.ac.abort();
-  const rd = c.rd;
-  if (rd) rd.cancel().catch(() => {});
-  if (c.link.c === c) c.link.c = null;
+  c.abort.abort();
+  c.reader?.cancel().catch(() => {});
+  if (c.record.connection === c) c.record.connection = null;
 });
 
 /**
@@ -230,14 +219,13 @@ export const stop = guard(function stop(c) {
  * last event id, or U+0000 for the previous event's). Each is a MessageEvent for the listeners.
  */
 export const events = guard(function events(c, text) {
-  const link = c.link, f = text.split('\r');
+  const f = text.split('\r');
   for (let i = 0; i + 2 < f.length; i += 3) {
     if (c.dead) return; // a listener closed the stream
     const type = f[i] || 'message', id = f[i + 2];
     if (id !== '\0') c.id = id;
-    const s = link.t.get(type);
     const data = f[i + 1], lastEventId = c.id;
     const e = FIELDS ? own(data, c.origin, new MessageEvent(type, { lastEventId })) : new MessageEvent(type, { data, lastEventId, origin: c.origin });
-    arrived(c, type, e, s ? s.l : [], type === link.hint);
+    arrived(c, type, e);
   }
 });

@@ -1,4 +1,5 @@
-//! The JavaScript half's entry points (`src/web/api.js`) and the guards that own what they create.
+//! The JavaScript half's entry points (the rooms of `src/web/`, see `api.js`) and the guards that own what
+//! they create.
 //!
 //! Every import here either never throws (the functions in `api.js` catch whatever user code throws) or is
 //! declared `catch`, so that no exception unwinds through wasm: an unwinding exception skips the wasm
@@ -9,24 +10,48 @@ use wasm_bindgen::JsValue;
 use web_sys::EventSource;
 
 // Numbers cross to JavaScript as `f64`, which it takes as they are: a `u32` or a `bool` argument would make
-// wasm-bindgen wrap the import in a converting function of the glue.
-#[wasm_bindgen(module = "/src/web/api.js")]
+// wasm-bindgen wrap the import in a converting function of the glue. `link` is the client's record
+// (client.js).
+#[wasm_bindgen(module = "/src/web/eventsource.js")]
 extern "C" {
     /// Listens to a new source: the relay for ordinary events, and the open, error and retry-hint events,
-    /// which come back to the shell. The names of the hint and heartbeat events are the link's, as the
+    /// which come back to the shell. The names of the hint and heartbeat events are the record's, as the
     /// shell checked them. Returns the connection record.
     pub(crate) fn attach(link: &JsValue, source: &EventSource) -> JsValue;
-    /// Removes every listener `attach` added.
+    /// Removes every listener `attach` added, and closes the source.
     pub(crate) fn detach(connection: &JsValue);
+}
+
+#[wasm_bindgen(module = "/src/web/connection.js")]
+extern "C" {
     /// The `lastEventId` of the connection's first (0) or last (1) event; `undefined` before any.
     #[wasm_bindgen(js_name = eventId)]
     pub(crate) fn event_id(connection: &JsValue, which: f64) -> JsValue;
+    /// Whether an event arrived on the connection since the last call (the stall watchdog).
+    pub(crate) fn active(connection: &JsValue) -> bool;
+}
+
+#[wasm_bindgen(module = "/src/web/client.js")]
+extern "C" {
+    /// Tells the client: its callbacks, its open and error events. Never throws.
+    pub(crate) fn notify(link: &JsValue, what: f64, a: f64, b: f64);
+}
+
+#[wasm_bindgen(module = "/src/web/errors.js")]
+extern "C" {
+    /// Reports an error as the browser reports one thrown by a listener. Never throws.
+    pub(crate) fn report(e: &JsValue);
+    /// A `RangeError` (`range`) or a `TypeError` saying that `option` breaks `rule` (see
+    /// [`crate::options::OptionError::message`], whose words it uses).
+    pub(crate) fn error(range: bool, option: &str, rule: &str) -> JsValue;
+}
+
+#[wasm_bindgen(module = "/src/web/effects.js")]
+extern "C" {
     /// An id's length once encoded as `encodeURIComponent` encodes it (0 for `undefined`), as
     /// [`crate::resume::encoded_len`] counts it.
     #[wasm_bindgen(js_name = encodedLen)]
     pub(crate) fn encoded_len(id: &JsValue) -> u32;
-    /// Calls the user's callbacks. Never throws.
-    pub(crate) fn notify(link: &JsValue, what: f64, a: f64, b: f64);
     /// The URL of the next attempt, carrying `resume_from` in the `lastEventIdParam` parameter unless it is
     /// `undefined`; throws what a URL function throws.
     #[wasm_bindgen(catch, js_name = urlOf)]
@@ -37,8 +62,6 @@ extern "C" {
     /// Page listeners that feed the shell (`visible` and `online` 1 or 0); `unwatch` removes them.
     pub(crate) fn watch(link: &JsValue, visible: f64, online: f64) -> JsValue;
     fn unwatch(listeners: &JsValue);
-    /// Whether an event arrived on the connection since the last call (the stall watchdog).
-    pub(crate) fn active(connection: &JsValue) -> bool;
     /// Fetches the probe URL (the option's, else the last attempt's) once, aborted when the headers arrive
     /// (or after 10 s), then gives the shell its answer (`input`'s `PROBED`, with `id`). Returns what
     /// `disarm` aborts it with.
@@ -50,20 +73,13 @@ extern "C" {
     pub(crate) fn now() -> f64;
     /// A random whole number below 2^53 (`Math.random()`), to seed a client's jitter.
     pub(crate) fn random() -> f64;
-    /// Reports an error as the browser reports one thrown by a listener. Never throws.
-    pub(crate) fn report(e: &JsValue);
-    /// A `RangeError` (`range`) or a `TypeError` saying that `option` breaks `rule` (see
-    /// [`crate::options::OptionError::message`], whose words it uses).
-    pub(crate) fn error(range: bool, option: &str, rule: &str) -> JsValue;
 }
 
-#[wasm_bindgen(module = "/src/web/api.js")]
+#[wasm_bindgen(module = "/src/web/eventsource.js")]
 extern "C" {
     /// The `EventSource` of an attempt at `url`, a JavaScript string (web-sys's constructors take a `&str`,
-    /// which would copy the URL into wasm memory and back): the one the constructor started before the
-    /// module was ready, for the first attempt (see `early` in `api.js`), else `new EventSource(url, link)`.
-    /// The link is the `EventSourceInit`: its `withCredentials` is the option's. Throws a `SyntaxError`
-    /// for an invalid URL.
+    /// which would copy the URL into wasm memory and back): `new EventSource(url, link)`. The record is the
+    /// `EventSourceInit`: its `withCredentials` is the option's. Throws a `SyntaxError` for an invalid URL.
     #[wasm_bindgen(catch)]
     pub(crate) fn source(link: &JsValue, url: &JsValue) -> Result<EventSource, JsValue>;
 }
@@ -101,17 +117,16 @@ pub(crate) struct Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        // For a socket the user closed with `close(code, reason)`, `detach` closes it with those (the
+        // For a socket the user closed with `close(code, reason)`, `detachSocket` closes it with those (the
         // JavaScript half keeps both; no string is copied into wasm), and `close()` then does nothing.
         match &self.source {
             #[cfg(feature = "fetch")]
             Source::Waiting => disarm(&self.record),
-            // `detach` closes it too, with EventSource's own close: the source wears the instance's face,
-            // whose `close` is the instance's (see `attach` in relay.js).
+            // `detach` closes it too.
             Source::Events(_) => detach(&self.record),
             #[cfg(feature = "websocket")]
             Source::Socket(ws) => {
-                detach(&self.record);
+                detach_socket(&self.record);
                 let _ = ws.close();
             }
             // Aborts the fetch and cancels the reader: nothing of it acts later.
@@ -127,6 +142,9 @@ extern "C" {
     /// Listens to a new socket: open and close come back to the shell, messages go to the user.
     #[wasm_bindgen(js_name = attachSocket)]
     pub(crate) fn attach_socket(link: &JsValue, socket: &web_sys::WebSocket) -> JsValue;
+    /// Removes every listener `attachSocket` added (and closes a socket the user closed with a code).
+    #[wasm_bindgen(js_name = detachSocket)]
+    fn detach_socket(connection: &JsValue);
 }
 
 /// A pending timer (or probe) with one owner, cancelled when dropped (the shape of gloo's `Timeout`; see
@@ -169,38 +187,31 @@ impl crate::machine::EventId for JsValue {
     }
 }
 
-// The numbers the two halves share (generated from `crate::boundary`): `api.js` imports them, and naming
-// the file here makes wasm-bindgen copy it beside the snippets that do.
+// The rooms of the JavaScript half that Rust calls nothing in but that the others import (see api.js), named
+// here so that wasm-bindgen copies them beside the snippets that import them. None of these is read, so the
+// wasm imports none of them.
 #[wasm_bindgen(module = "/src/web/boundary.js")]
 extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = V_COUNT)]
-    static V_COUNT: f64;
+    static BOUNDARY: f64;
 }
 
-// The other rooms of the JavaScript half, which api.js imports (its opening lists them): named here for the
-// same reason. None of these is read, so the wasm imports none of them.
-#[wasm_bindgen(module = "/src/web/base.js")]
+#[wasm_bindgen(module = "/src/web/api.js")]
 extern "C" {
-    #[wasm_bindgen(thread_local_v2, js_name = PREFIX)]
-    static BASE: JsValue;
+    #[wasm_bindgen(thread_local_v2, js_name = ManagedEventSource)]
+    static API: JsValue;
 }
 
-#[wasm_bindgen(module = "/src/web/relay.js")]
+#[wasm_bindgen(module = "/src/web/loader.js")]
 extern "C" {
-    #[wasm_bindgen(thread_local_v2, js_name = FIELDS)]
-    static RELAY: JsValue;
+    #[wasm_bindgen(thread_local_v2, js_name = prepare)]
+    static LOADER: JsValue;
 }
 
-#[wasm_bindgen(module = "/src/web/control.js")]
+#[wasm_bindgen(module = "/src/web/events.js")]
 extern "C" {
-    #[wasm_bindgen(thread_local_v2, js_name = hintMs)]
-    static CONTROL: JsValue;
-}
-
-#[wasm_bindgen(module = "/src/web/listeners.js")]
-extern "C" {
-    #[wasm_bindgen(thread_local_v2, js_name = slot)]
-    static LISTENERS: JsValue;
+    #[wasm_bindgen(thread_local_v2, js_name = deliver)]
+    static EVENTS: JsValue;
 }
 
 #[wasm_bindgen(module = "/src/web/options.js")]
@@ -211,6 +222,6 @@ extern "C" {
 
 #[wasm_bindgen(module = "/src/web/share.js")]
 extern "C" {
-    #[wasm_bindgen(thread_local_v2, js_name = tell)]
+    #[wasm_bindgen(thread_local_v2, js_name = sharing)]
     static SHARE: JsValue;
 }

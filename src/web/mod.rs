@@ -139,10 +139,9 @@ fn socket_of(v: &Values) -> Result<Transport, JsValue> {
 }
 
 /// Checks the options (see [`crate::boundary`] for `values`) and builds a shell for `link`, the
-/// JavaScript half. With `values[Start]` 1 it starts connecting (a tab that shares a stream and does not
-/// hold the connection only checks, so that bad options still throw at once); `values[ResumeFrom]` is the
-/// id to resume from. Returns the shell's handle. Throws a `TypeError` or `RangeError` naming a bad
-/// option, or what opening the first source threw (an invalid URL, a throwing URL function).
+/// JavaScript half's record of the client, without starting it (see [`start`]); `values[ResumeFrom]` is
+/// the id to resume from. Returns the shell's handle. Throws a `TypeError` or `RangeError` naming a bad
+/// option.
 #[cfg_attr(feature = "small", wasm_bindgen)]
 pub fn shell(link: JsValue, values: &JsValue) -> Result<f64, JsValue> {
     let v = Values {
@@ -179,10 +178,19 @@ pub fn shell(link: JsValue, values: &JsValue) -> Result<f64, JsValue> {
     if let Some(id) = v.item(Slot::ResumeFrom) {
         shared.get_mut().machine.resume_from(id);
     }
-    if v.slot(Slot::Start) == 1.0 {
-        shared.start()?;
-    }
     Ok(handles::insert(shared).into())
+}
+
+/// Starts the shell of `handle`: its first connection, then its page listeners. The JavaScript half calls
+/// it once the handle is its record's, so that a callback that runs during the start finds the shell.
+/// Throws what opening the first source threw (an invalid URL, a throwing URL function); the shell is then
+/// closed, having told nothing. A handle that names no live shell finds nothing.
+#[cfg_attr(feature = "small", wasm_bindgen)]
+pub fn start(handle: f64) -> Result<(), JsValue> {
+    match handles::get(Handle::from(handle)) {
+        Some(shared) => shared.start(),
+        None => Ok(()),
+    }
 }
 
 /// Ends the shell of `handle`. A handle already freed, or one no shell ever had, is ignored.
@@ -262,26 +270,31 @@ pub fn last_event_id(handle: f64) -> JsValue {
     id
 }
 
-/// For the browser tests, which have no package entry: installs the Rust side into the JavaScript half
-/// and returns `{ ManagedEventSource, createManagedStream, ManagedWebSocket }` and the seams the tests
-/// hold (`free` and `input`, for the handle tests).
+/// For the browser tests, which have no package entry: installs this module's exports into the JavaScript
+/// half (the test build's provider of `loader.js`) and returns `{ ManagedEventSource, createManagedStream,
+/// handle }` (`handle(client)`: its shell's handle, for the handle tests).
 #[cfg(not(feature = "small"))]
 #[doc(hidden)]
 pub fn js_api() -> JsValue {
+    #[wasm_bindgen(module = "/src/web/loader.js")]
+    extern "C" {
+        fn provide(exports: &JsValue);
+    }
     #[wasm_bindgen(module = "/src/web/api.js")]
     extern "C" {
-        fn define(hooks: &JsValue);
         fn api() -> JsValue;
     }
-    let hooks = js_sys::Object::new();
+    let exports = js_sys::Object::new();
     let set = |name: &str, f: JsValue| {
-        let _ = js_sys::Reflect::set(&hooks, &name.into(), &f);
+        let _ = js_sys::Reflect::set(&exports, &name.into(), &f);
     };
     type Make = dyn Fn(JsValue, JsValue) -> Result<f64, JsValue>;
     set(
         "shell",
         Closure::<Make>::new(|link, values: JsValue| shell(link, &values)).into_js_value(),
     );
+    type Start = dyn Fn(f64) -> Result<(), JsValue>;
+    set("start", Closure::<Start>::new(start).into_js_value());
     type Input = dyn Fn(f64, u32, f64, f64, f64) -> u32;
     set("input", Closure::<Input>::new(input).into_js_value());
     set(
@@ -289,24 +302,28 @@ pub fn js_api() -> JsValue {
         Closure::<dyn Fn(f64) -> JsValue>::new(last_event_id).into_js_value(),
     );
     set("free", Closure::<dyn Fn(f64)>::new(free).into_js_value());
-    // The fetch transport, as the package's fetch entry defines it (scripts/build.mjs), with this module's
-    // `chunk`. Not `later`: the Rust API's URL functions return a string, never a Promise.
+    // The fetch transport, as the package's fetch entry adds it (scripts/build.mjs), with this module's
+    // `chunk`.
     #[cfg(feature = "fetch")]
     {
         #[wasm_bindgen(module = "/src/web/fetch.js")]
         extern "C" {
-            #[wasm_bindgen(catch, js_name = fetchOptions)]
-            fn fetch_options(link: &JsValue, o: &JsValue, chunk: &JsValue) -> Result<(), JsValue>;
+            #[wasm_bindgen(thread_local_v2, js_name = fetchTransport)]
+            static FETCH: JsValue;
+            #[wasm_bindgen(thread_local_v2, js_name = awaitingEventSource)]
+            static EVENT_SOURCE: JsValue;
+        }
+        #[wasm_bindgen(module = "/src/web/api.js")]
+        extern "C" {
+            #[wasm_bindgen(js_name = addTransport)]
+            fn add_transport(name: &str, transport: &JsValue);
         }
         type Chunk = dyn Fn(f64, js_sys::Uint8Array);
         let take = Closure::<Chunk>::new(|h, bytes: js_sys::Uint8Array| chunk(h, &bytes.to_vec()));
-        let take = take.into_js_value();
-        type Read = dyn Fn(JsValue, JsValue) -> Result<(), JsValue>;
-        let read = Closure::<Read>::new(move |link, o| fetch_options(&link, &o, &take));
-        set("fetch", read.into_js_value());
+        set("chunk", take.into_js_value());
+        FETCH.with(|t| add_transport("fetch", t));
+        EVENT_SOURCE.with(|t| add_transport("eventsource", t));
     }
-    define(&hooks);
-    let api = api();
-    let _ = js_sys::Reflect::set(&api, &"hooks".into(), &hooks);
-    api
+    provide(&exports);
+    api()
 }

@@ -1,13 +1,13 @@
 // Reading the user's option object as a dictionary argument is read: each option of a class checked for its
 // JavaScript type (a throwing getter throws to the caller, never through wasm), a misspelt name refused, and
 // the values laid out for Rust as boundary.rs describes them; and copying those values into the option
-// check's module (src/check.rs), which a first constructor runs instead of the shell.
+// check's module (src/check.rs), which a client made before the shell's module is ready runs instead.
 //
 // It may not check a value's range or hold a default: Rust (options.rs) does both, so that the rules live in
 // one place.
 
 import { OPTIONS, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_COUNT, CHECK_UNITS } from './boundary.js';
-import { fail } from './base.js';
+import { fail } from './errors.js';
 
 export const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
 
@@ -71,13 +71,6 @@ export function readOptions(options, cls, others) {
   values[V_GIVEN] = given;
   return { o, values };
 }
-
-/**
- * Whether `values` (see readOptions) hold an option whose value its JavaScript type does not settle (a
- * number, a string, a probe, a queue), which only Rust's rules can pass: booleans and choices readOptions
- * checks whole.
- */
-export const checked = (values) => OPTIONS.some(([, type], i) => values[V_GIVEN] & (1 << i) && typeof type === 'string' && type !== 'boolean');
 
 /**
  * Whether the option values `values` (see readOptions) pass every rule the shell checks, asked of the

@@ -1,113 +1,115 @@
 // One connection for all tabs (`share`).
 //
-// Instances with `share` in pages of one origin and the same URL (or share name) hold one connection: the
-// one that holds a Web Lock named after it is the leader, with a Rust shell and a real EventSource; it
-// relays every event and every notification over a BroadcastChannel of the same name. The others hold a
-// stand-in for the shell that mirrors the leader. When the leader closes, or its page goes, the lock passes
-// to the next one, which starts a shell of its own, resuming after the last event it saw. Nothing here
-// decides anything: the browser grants the lock, and the leader's machine does the rest.
+// Clients with `share` in pages of one origin and the same URL (or share name) hold one connection: the one
+// that holds a Web Lock named after it leads, with a Rust shell and a real connection, and relays every
+// event and every notification over a BroadcastChannel of the same name. The others follow (FOLLOWING),
+// mirroring the leader. When the leader closes, or its page goes, the lock passes to the next, which starts
+// a shell of its own once the module is instantiated, resuming after the last event it saw.
 //
-// It may not decide anything: the browser grants the lock, and the leader's machine does the rest.
+// It may not decide anything: the browser grants the lock, and the leader's machine does the rest. It sits
+// on top of client.js; nothing below imports it.
 
-import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_CLOSE, I_CLOSED, I_FIRST_QUESTION, N_STATUS, N_OPEN, S_OPEN, S_CLOSED } from './boundary.js';
-import { ask, hooks, report } from './base.js';
-import { notify } from './control.js';
-import { fire, relay, until } from './relay.js';
+import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, V_RESUME_FROM } from './boundary.js';
+import { afterInstantiate, lastEventIdOf, notify, tellStatus, FOLLOWING, PENDING } from './client.js';
+import { until } from './connection.js';
+import { instantiate, optionsPass, rust } from './loader.js';
+import { deliver } from './events.js';
 
-/** Whether this runtime has what sharing needs (else each instance holds a connection of its own). */
+/** Whether this runtime has what sharing needs (else each client holds a connection of its own). */
 export const sharing = () =>
   typeof BroadcastChannel === 'function' && typeof navigator === 'object' && typeof navigator.locks?.request === 'function';
 
-export function startShared(link, make, key) {
+/**
+ * Starts `record` as a shared client of `key`, following until it gets the lock. Its options are checked
+ * here, in every tab, so that they throw in the constructor: with the option check, or, where it refuses
+ * them, with a shell that is never started.
+ */
+export function startShared(record, values, key) {
+  if (!optionsPass(values)) {
+    instantiate();
+    rust.free(rust.shell(record, values));
+  }
   const name = 'managed-eventsource:' + key;
-  const sh = { ch: new BroadcastChannel(name), ac: new AbortController(), types: new Set(), state: [0, 0, 0], lastId: '', leader: false, release: null };
-  link.sh = sh;
-  // Until it leads, the instance's shell is a stand-in that reads the leader's state and asks it to act.
-  link.s = {
-    input: (code) =>
-      code === I_CLOSED
-        ? +!!sh.left
-        : code >= I_FIRST_QUESTION
-          ? sh.state[code - I_FIRST_QUESTION] ?? 0
-          : code === I_CLOSE
-            ? leave(link)
-            : code === I_RETRY_NOW && sh.ch.postMessage({ k: 'retryNow' }),
-    lastEventId: () => sh.lastId,
+  const share = {
+    channel: new BroadcastChannel(name),
+    abort: new AbortController(),
+    leader: false,
+    release: null,
+    note: (what, a, b) => {
+      // A leader that closes hands the connection over: the others are not told it closed.
+      if (share.leader && !(what === N_STATUS && a === S_CLOSED)) {
+        share.channel.postMessage({ kind: 'note', what, a, b, state: what === N_STATUS ? [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q)) : undefined });
+      }
+    },
+    retryNow: () => share.channel.postMessage({ kind: 'retryNow' }),
   };
-  sh.ch.onmessage = (m) => fromChannel(link, m.data);
-  sh.ch.postMessage({ k: 'hello', types: [...link.t.keys()] });
+  record.share = share;
+  record.state = FOLLOWING;
+  record.remoteTypes = new Set();
+  record.teardown = leave;
+  record.typeAdded = (record, type) => {
+    if (record.connection) record.transport.relay(record.connection, type);
+    else if (!share.leader) share.channel.postMessage({ kind: 'types', types: [type] });
+  };
+  record.forward = (type, e) => share.leader && share.channel.postMessage({ kind: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
+  share.channel.onmessage = (m) => (share.leader ? fromFollower(record, m.data) : fromLeader(record, m.data));
+  share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()] });
   navigator.locks
-    .request(name, { signal: sh.ac.signal }, () => new Promise((release) => lead(link, make, release)))
+    .request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))
     .catch(() => {}); // aborted: closed before it led
 }
 
-/**
- * This instance got the lock: it holds the connection now, once the module is compiled (off the main
- * thread, where the constructor did not need it: see `whenCompiled` in the entry).
- */
-function lead(link, make, release) {
-  const sh = link.sh;
-  sh.release = release;
-  sh.leader = true;
-  const start = () => {
-    if (sh.left) return; // closed meanwhile: leave() let the lock go
-    try {
-      link.s = make(sh.lastId || undefined);
-    } catch (e) {
-      report(e);
-      leave(link);
+/** This client got the lock: it holds the connection now, once the module is instantiated. */
+function lead(record, values, release) {
+  const share = record.share;
+  share.release = release;
+  if (record.state !== FOLLOWING) return release(); // closed meanwhile
+  share.leader = true;
+  record.state = PENDING;
+  values[V_RESUME_FROM] = record.lastEventId || undefined;
+  afterInstantiate(record, values);
+}
+
+/** Ends a shared client's part (its teardown): the channel closes and the lock goes to the next tab. */
+function leave(record) {
+  const share = record.share;
+  share.leader = false;
+  share.channel.close();
+  share.abort.abort();
+  share.release?.();
+}
+
+/** What a leader does with a follower's message. */
+function fromFollower(record, m) {
+  if (m.kind === 'hello' || m.kind === 'types') {
+    for (const type of m.types) {
+      record.remoteTypes.add(type);
+      if (record.connection) record.transport.relay(record.connection, type);
     }
-  };
-  if (hooks.whenCompiled) hooks.whenCompiled().then(start);
-  else start();
+    if (m.kind === 'hello' && record.shell) {
+      record.share.channel.postMessage({ kind: 'state', state: [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q)), id: lastEventIdOf(record) });
+    }
+  } else if (m.kind === 'retryNow' && record.shell) record.shell.input(I_RETRY_NOW);
 }
 
-/** Closes a shared instance: a follower just stops listening; a leader hands the connection over. */
-export function leave(link) {
-  const sh = link.sh;
-  if (!sh || sh.left) return;
-  sh.left = true;
-  sh.ch.close();
-  sh.ac.abort();
-  if (!sh.leader) {
-    sh.state[0] = S_CLOSED;
-    sh.state[1] = 2;
-    notify(link, N_STATUS, S_CLOSED); // 'closed', to both kinds of callback
-  }
-  sh.leader = false;
-  sh.release?.();
-}
-
-/** Tells the followers, if this instance leads. */
-export const tell = (link, message) => link.sh?.leader && !link.sh.left && link.sh.ch.postMessage(message);
-
-/** What a follower does with the leader's news, and what a leader does with a follower's request. */
-function fromChannel(link, m) {
-  const sh = link.sh;
-  if (sh.leader) {
-    if (m.k === 'hello' || m.k === 'types') {
-      for (const type of m.types) {
-        sh.types.add(type);
-        if (link.c) relay(link.c, type);
-      }
-      if (m.k === 'hello') tell(link, { k: 'state', state: [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => ask(link, q)), id: link.s.lastEventId() });
-    } else if (m.k === 'retryNow') link.s.input(I_RETRY_NOW);
-    return;
-  }
-  if (m.k === 'event') {
-    if (m.id !== '') sh.lastId = m.id;
+/** What a follower does with the leader's news. */
+function fromLeader(record, m) {
+  if (record.state !== FOLLOWING) return;
+  if (m.kind === 'event') {
+    if (m.id !== '') record.lastEventId = m.id;
     const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
-    fire(link, m.type, e);
-    if (link.until) until(link, e);
-  } else if (m.k === 'note') {
-    if (m.what === N_STATUS) sh.state = m.state;
-    notify(link, m.what, m.a, m.b);
-  } else if (m.k === 'state') {
-    // The leader's state when this instance joined: as if it had connected itself.
-    const was = sh.state[0];
-    sh.state = m.state;
-    if (m.id) sh.lastId = m.id;
-    if (m.state[0] !== was) notify(link, N_STATUS, m.state[0], 0);
-    if (m.state[0] === S_OPEN) notify(link, N_OPEN, 0, 0);
+    deliver(record, m.type, e);
+    if (record.until) until(record, e);
+  } else if (m.kind === 'note') {
+    if (m.what === N_STATUS) record.attempt = m.state[2];
+    notify(record, m.what, m.a, m.b);
+  } else if (m.kind === 'state') {
+    // The leader's state when this client joined: as if it had connected itself.
+    record.attempt = m.state[2];
+    if (m.id) record.lastEventId = m.id;
+    const was = record.status;
+    tellStatus(record, m.state[0]);
+    if (m.state[0] === S_OPEN && was !== S_OPEN) notify(record, N_OPEN, 0, 0);
   }
 }
+

@@ -1,20 +1,43 @@
-// The JavaScript half of ManagedWebSocket (a wasm-bindgen snippet, with the `websocket` feature): the same
-// ladder, machine and shell as ManagedEventSource, over a WebSocket (seed 002), reached the same way (see
-// `own` in api.js). It holds no policy: Rust decides which closes reconnect (src/socket.rs) and whether a
-// message sent while disconnected may wait; this file keeps the messages that wait (the queue's one place),
-// relays each received message without entering wasm, and sends on an open socket straight away.
+// ManagedWebSocket: the same ladder, machine and shell as ManagedEventSource, over a WebSocket (seed 002),
+// with a record and a life of its own kind (client.js). It holds no policy: Rust decides which closes
+// reconnect (src/socket.rs) and whether a message sent while disconnected may wait; this file keeps the
+// messages that wait (the queue's one place), relays each received message without entering wasm, and
+// sends on an open socket straight away. It is its own transport (`socketTransport`), which needs no
+// `resolve`: its constructor starts its shell at once, and `new WebSocket` throws for a URL it refuses.
 
-import { linkOf, own } from './api.js';
-import { ask, fail, guard, NAMES, PREFIX } from './base.js';
-import { dress, slot } from './listeners.js';
-import { readOptions } from './options.js';
-import { deliver, fire, inputWith, listen, FRESH } from './relay.js';
 import {
-  I_OPENED, I_RETRY_NOW, I_CLOSE, I_SOCKET_CLOSED, I_ENQUEUE, I_STATUS, I_READY_STATE, I_ATTEMPT, I_CLOSED,
-  Q_NOT_QUEUING, Q_FULL, S_CLOSED, V_CODES, V_CODE_COUNT, V_PROTOCOLS, V_START, V_TRANSPORT,
+  I_OPENED, I_SOCKET_CLOSED, I_ENQUEUE, I_STATUS, I_CLOSED,
+  Q_NOT_QUEUING, Q_FULL, S_CLOSED, V_CODES, V_CODE_COUNT, V_PROTOCOLS, V_TRANSPORT,
 } from './boundary.js';
+import { attemptOf, begin, close, readyStateOf, recordOf, reconnectNow, statusOf, CLOSED } from './client.js';
+import { connectionOf, inputWith } from './connection.js';
+import { fail, guard, PREFIX } from './errors.js';
+import { deliver, dress } from './events.js';
+import { instantiate } from './loader.js';
+import { readOptions } from './options.js';
 
-function startSocket(me, url, options) {
+/** The transport, as client.js drives it (see eventsource.js for the members every transport has). */
+const socketTransport = {
+  kind: 1,
+  configure(record, o) {
+    record.queue = []; // messages sent while disconnected, in order
+    record.queueMax = o.queue?.max;
+    record.binaryType = 'blob';
+    record.closing = null; // close(code, reason) on a live socket: { code, reason }
+  },
+  /** A socket relays only messages, from attachSocket on. */
+  relay() {},
+  /** A failure is told by the close event (the socket's error event has gone to listeners already), or by
+   * one made for a failure the browser did not report itself (a stall, a connect timeout). */
+  failed: (record) => deliver(record, 'close', record.event ?? new (globalThis.CloseEvent ?? Event)('close', { code: 1006, wasClean: false })),
+  /** On open, before the user hears of it: what waited goes out, in order, each once. */
+  flush(record) {
+    const ws = record.connection?.source;
+    for (const m of record.queue.splice(0)) ws.send(m);
+  },
+};
+
+function startSocket(client, url, options) {
   if (typeof WebSocket !== 'function') fail('this runtime has no WebSocket');
   if (typeof url !== 'function') url = `${url}`;
   const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose']);
@@ -28,126 +51,125 @@ function startSocket(me, url, options) {
   values[V_PROTOCOLS] = protocols;
   values[V_CODES] = codes ?? undefined;
   values[V_CODE_COUNT] = codes?.length ?? 0;
-  values[V_TRANSPORT] = 1;
-  values[V_START] = 1;
-  const link = linkOf(me, url, null);
-  link.q = []; // messages sent while disconnected, in order: the queue
-  link.max = o.queue?.max;
-  link.binaryType = 'blob';
-  // When Rust lets go of a socket (relay.js's detach): one closed by close(code, reason) on a live socket
-  // (`link.closing`, { code, reason }) closes with those, and is CLOSING: its close event, when it comes,
-  // still reaches the user.
-  link.detached = (c) => {
-    const k = link.closing;
-    if (!k) return;
-    c.es.close(k.code, k.reason);
-    c.es.addEventListener(
-      'close',
-      (e) => {
-        link.closing = null;
-        fire(link, 'close', e);
-      },
-      { once: true },
-    );
-  };
-  // A failure is told by the close event (the socket's error event has gone to listeners already), or by
-  // one made for a failure the browser did not report itself (a stall, a connect timeout).
-  // (A runtime with WebSocket but no CloseEvent, as Node 22, gets an Event: the init's other members are ignored.)
-  link.lost = () => fire(link, 'close', link.ev ?? new (globalThis.CloseEvent ?? Event)('close', { code: 1006, wasClean: false }));
-  // On open, before the user hears of it: what waited goes out, in order, each once.
-  link.flush = () => {
-    const ws = link.c?.es;
-    for (const m of link.q.splice(0)) ws.send(m);
-  };
-  link.s = own(link, values);
-  return link;
+  const record = recordOf(client, url, socketTransport, null);
+  socketTransport.configure(record, o);
+  values[V_TRANSPORT] = socketTransport.kind;
+  // Built and started here, on the main thread: a socket's members (send above all) need its shell at once.
+  instantiate();
+  begin(record, values);
+  return record;
 }
 
 /** Called by Rust for every new socket: open and close go to the shell, messages and errors to the user. */
-export const attachSocket = guard((link, ws) => {
-  const c = { link, es: ws, fs: [], types: new Set(), first: undefined, last: undefined, seen: undefined };
-  ws.binaryType = link.binaryType;
-  const s = slot(link, 'message');
-  listen(c, 'open', (e) => inputWith(link, e, I_OPENED));
-  listen(c, 'message', (e) => {
-    c.last = e; // for the stall watchdog
-    const list = s.l;
-    if (list.length !== 0) deliver(link, 'message', list, e, FRESH);
+export const attachSocket = guard((record, ws) => {
+  const connection = { ...connectionOf(record, ws), listeners: [] };
+  ws.binaryType = record.binaryType;
+  const listen = (type, f) => {
+    ws.addEventListener(type, f);
+    connection.listeners.push([type, f]);
+  };
+  listen('open', (e) => inputWith(record, e, I_OPENED));
+  listen('message', (e) => {
+    connection.last = e; // for the stall watchdog
+    deliver(record, 'message', e);
   });
-  listen(c, 'error', (e) => fire(link, 'error', e));
-  listen(c, 'close', (e) => inputWith(link, e, I_SOCKET_CLOSED, e.code, +e.wasClean));
-  // The inner socket is never handed to user code; if it is closed anyway, the instance closes with it.
-  ws.close = () => link.me.close();
-  link.c = c;
-  link.u = ws.url;
-  return c;
+  listen('error', (e) => deliver(record, 'error', e));
+  listen('close', (e) => inputWith(record, e, I_SOCKET_CLOSED, e.code, +e.wasClean));
+  record.connection = connection;
+  record.currentUrl = ws.url;
+  return connection;
+});
+
+/**
+ * Called by Rust when it lets go of a socket, which it then closes itself: our listeners stop hearing it.
+ * One closed by close(code, reason) on a live socket is closed with those, and is CLOSING: its close
+ * event, when it comes, still reaches the user.
+ */
+export const detachSocket = guard((connection) => {
+  const record = connection.record, ws = connection.source;
+  if (record.connection === connection) record.connection = null;
+  for (const [type, f] of connection.listeners) ws.removeEventListener(type, f);
+  const closing = record.closing;
+  if (!closing) return;
+  // Only the arguments the user gave: Chromium reads close(undefined, '') as code 0, and throws.
+  if (closing.code === undefined) ws.close();
+  else ws.close(closing.code, closing.reason);
+  ws.addEventListener(
+    'close',
+    (e) => {
+      record.closing = null;
+      deliver(record, 'close', e);
+    },
+    { once: true },
+  );
 });
 
 const encoder = new TextEncoder();
 
 /** A WebSocket that reconnects through a jittered exponential backoff ladder. */
 export class ManagedWebSocket {
-  #l;
+  #record;
   constructor(url, options) {
     // As WebSocket: its URL is required.
     if (arguments.length === 0) fail('1 argument required, but only 0 present: the URL');
-    this.#l = startSocket(this, url, options);
+    this.#record = startSocket(this, url, options);
   }
   /** @internal */
-  static _link(me) {
-    return me.#l;
+  static _record(client) {
+    return client.#record;
   }
   get url() {
-    return this.#l.u;
+    return this.#record.currentUrl;
   }
   /** 0 CONNECTING (also while waiting to reconnect), 1 OPEN, 2 CLOSING (after close()), 3 CLOSED. */
   get readyState() {
-    const r = ask(this.#l, I_READY_STATE);
-    return r === 2 && !this.#l.closing ? 3 : r;
+    const r = readyStateOf(this.#record);
+    return r === 2 && !this.#record.closing ? 3 : r;
   }
   get status() {
-    return NAMES[ask(this.#l, I_STATUS)];
+    return statusOf(this.#record);
   }
   get attempt() {
-    return ask(this.#l, I_ATTEMPT);
+    return attemptOf(this.#record);
   }
   get bufferedAmount() {
-    return this.#l.c?.es.bufferedAmount ?? 0;
+    return this.#record.connection?.source.bufferedAmount ?? 0;
   }
   get protocol() {
-    return this.#l.c?.es.protocol ?? '';
+    return this.#record.connection?.source.protocol ?? '';
   }
   get extensions() {
-    return this.#l.c?.es.extensions ?? '';
+    return this.#record.connection?.source.extensions ?? '';
   }
   get binaryType() {
-    return this.#l.binaryType;
+    return this.#record.binaryType;
   }
   set binaryType(v) {
     // As on WebSocket, a value that is not one of the two is ignored.
     if (v !== 'blob' && v !== 'arraybuffer') return;
-    this.#l.binaryType = v;
-    if (this.#l.c) this.#l.c.es.binaryType = v;
+    this.#record.binaryType = v;
+    if (this.#record.connection) this.#record.connection.source.binaryType = v;
   }
   /** Sends on the open socket; while disconnected, queues (with the queue option) or throws. */
   send(data) {
-    const l = this.#l;
-    const ws = l.c?.es;
+    const record = this.#record;
+    const ws = record.connection?.source;
     if (ws && ws.readyState === 1) return ws.send(data);
-    if (ask(l, I_CLOSED)) throw new DOMException(PREFIX + 'the socket is closed', 'InvalidStateError');
-    if (ask(l, I_STATUS) === S_CLOSED) throw new DOMException(PREFIX + 'the server closed the socket; reconnectNow() reopens it', 'InvalidStateError');
-    const room = l.s.input(I_ENQUEUE, l.q.length);
+    const shell = record.shell;
+    if (shell.input(I_CLOSED)) throw new DOMException(PREFIX + 'the socket is closed', 'InvalidStateError');
+    if (shell.input(I_STATUS) === S_CLOSED) throw new DOMException(PREFIX + 'the server closed the socket; reconnectNow() reopens it', 'InvalidStateError');
+    const room = shell.input(I_ENQUEUE, record.queue.length);
     if (room === Q_NOT_QUEUING) {
       throw new DOMException(`${PREFIX}the socket is not open (status ${this.status}); to queue messages until it is, pass the queue option`, 'InvalidStateError');
     }
     if (room === Q_FULL) {
-      throw new DOMException(`${PREFIX}the queue holds ${l.max} messages already; this one was not sent`, 'InvalidStateError');
+      throw new DOMException(`${PREFIX}the queue holds ${record.queueMax} messages already; this one was not sent`, 'InvalidStateError');
     }
-    l.q.push(data);
+    record.queue.push(data);
   }
   /** Resets the ladder and connects at once, also after status 'failed' or a close by the server. */
   reconnectNow() {
-    this.#l.s.input(I_RETRY_NOW);
+    reconnectNow(this.#record);
   }
   /** Closes for good, with the close frame's code and reason; queued messages are dropped. Final in every
    * state, also after the server closed the socket. */
@@ -157,14 +179,14 @@ export class ManagedWebSocket {
     }
     reason = reason === undefined ? '' : `${reason}`;
     if (encoder.encode(reason).length > 123) throw new DOMException(`${PREFIX}close reason must be at most 123 bytes of UTF-8`, 'SyntaxError');
-    const l = this.#l;
-    if (ask(l, I_CLOSED)) return;
-    l.q = [];
-    l.closing = l.c ? { code, reason } : null;
-    l.s.input(I_CLOSE);
+    const record = this.#record;
+    if (record.state === CLOSED) return;
+    record.queue = [];
+    record.closing = record.connection ? { code, reason } : null;
+    close(record);
   }
 }
 
-const link = ManagedWebSocket._link;
-delete ManagedWebSocket._link;
-dress(ManagedWebSocket, link, ['open', 'message', 'error', 'close'], ['onstatus', 'onretry', 'ongiveup'], ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']);
+const socketRecord = ManagedWebSocket._record;
+delete ManagedWebSocket._record;
+dress(ManagedWebSocket, socketRecord, ['open', 'message', 'error', 'close'], ['onstatus', 'onretry', 'ongiveup'], ['CONNECTING', 'OPEN', 'CLOSING', 'CLOSED']);

@@ -8,10 +8,7 @@ const figures = [];
 export const reported = [];
 addEventListener('error', (e) => reported.push(e.error ?? e.message));
 
-/**
- * What the browser's own getter `name` (readyState, url) of an inner EventSource says: ours gives the
- * sources it makes the instance's face (src/web/relay.js), whose getters answer for the instance.
- */
+/** What the browser's own getter `name` (readyState, url) of an EventSource says, whatever its class. */
 const SOURCE = globalThis.EventSource?.prototype;
 export const inner = (es, name) => Object.getOwnPropertyDescriptor(SOURCE, name).get.call(es);
 

@@ -1,7 +1,7 @@
 // Issue 12: fatal or transient. The status probe, the stall watchdog, until, minUptimeMs and the
 // back-forward cache, against the fault-injecting server.
 import { ManagedEventSource, createManagedStream } from '/pkg/index.js';
-import { hintMs, retryAfterMs, withParam } from '/src/web/control.js';
+import { hintMs, retryAfterMs, withParam } from '/src/web/effects.js';
 import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch } from './lib.mjs';
 
 const opts = { jitter: 'none', baseMs: 50, maxMs: 200, probe: true };

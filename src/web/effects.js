@@ -1,90 +1,47 @@
-// The control path: what Rust calls to act on the page and what feeds it back. The user's callbacks and the
-// instance's own events for statuses (notify), the URL of each attempt (with the last event id in the query),
-// timers, page listeners (visibility, the back-forward cache, the network), the probe, and reading a server's
-// hints (`retry` data, Retry-After) as numbers for Rust.
+// The control path: what Rust calls to act on the page and what feeds it back. The URL of each attempt (with
+// the last event id in the query), timers, page listeners (visibility, the back-forward cache, the network),
+// the probe, and reading a server's hints (`retry` data, Retry-After) as numbers for Rust.
 //
-// It may not decide anything: Rust says when; this does, and tells Rust what happened. Every function Rust
-// calls is guarded or declared `catch` there, so no exception unwinds through wasm.
+// It may not decide anything: Rust says when; this does, and tells the shell what happened. Every function
+// Rust calls is guarded or declared `catch` there, so no exception unwinds through wasm. It imports only
+// boundary.js and errors.js.
 
-import {
-  I_WAKE, I_HIDDEN, I_RESTORED, I_ONLINE, I_OFFLINE, I_PROBED, I_READY_STATE, I_ATTEMPT,
-  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, S_CLOSED,
-} from './boundary.js';
-import { ask, fail, guard, hooks, report, EMPTY, NAMES, PREFIX } from './base.js';
-import { fire } from './relay.js';
-import { leave, tell } from './share.js';
-
-/** Calls a user callback with one argument (and `self` as `this`, else undefined); reports what it throws. */
-function call(f, arg, self) {
-  if (typeof f !== 'function') return;
-  try {
-    f.call(self, arg);
-  } catch (err) {
-    report(err);
-  }
-}
-
-/** What Rust tells the user. Never throws. */
-export const notify = guard(function notify(link, what, a, b) {
-  // A shell started after its constructor (see later in api.js) tells the instance's callbacks nothing of
-  // its start, which in the constructor none could have heard: only createManagedStream's handlers.
-  const me = link.me, cb = link.quiet ? EMPTY : link.cb, st = link.st;
-  if (link.sh?.leader) {
-    // A leader that closes hands the connection over: the others are not told it closed.
-    if (what === N_STATUS && a === S_CLOSED) queueMicrotask(() => leave(link));
-    else tell(link, { k: 'note', what, a, b, state: what === N_STATUS ? [a, ask(link, I_READY_STATE), ask(link, I_ATTEMPT)] : undefined });
-  }
-  if (what === N_STATUS) {
-    call(cb.onstatus, NAMES[a], me);
-    call(st.onStatus, NAMES[a]);
-  } else if (what === N_OPEN) {
-    fire(link, 'open', link.ev ?? new Event('open'));
-    call(st.onOpen, { attempt: a });
-  } else if (what === N_ERROR) {
-    // The browser's error event, or one for a failure it did not report itself (a stall, a connect timeout);
-    // a socket tells its failures by a close event instead (socket.js's `lost`).
-    if (link.lost) link.lost();
-    else fire(link, 'error', link.ev ?? new Event('error'));
-  } else if (what === N_RETRY) {
-    call(cb.onretry, { attempt: a, delayMs: b }, me);
-    call(st.onRetryScheduled, { attempt: a, wait: b });
-  } else if (what === N_GIVE_UP) {
-    call(cb.ongiveup, { attempts: a }, me);
-    call(st.onGiveUp, a);
-  } else if (what === N_UNAUTHORIZED) {
-    call(cb.onunauthorized, { status: a }, me);
-    call(st.onUnauthorized, { status: a });
-  } else if (what === N_ID_DROPPED) {
-    report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
-  } else if (what === N_FLUSH) link.flush();
-});
+import { I_WAKE, I_HIDDEN, I_RESTORED, I_ONLINE, I_OFFLINE, I_PROBED } from './boundary.js';
+import { fail, guard, PREFIX } from './errors.js';
 
 /** Browsers refuse a URL of about 2 MB (Chromium); longer ones are refused here. */
 const MAX_URL = 1 << 21;
 
 /**
- * The URL of the next attempt: the URL given, or what the URL function returns, carrying `id` (the last
- * event id, when Rust decides this attempt resumes with it) in the `lastEventIdParam` parameter. Throws
- * (Rust catches it) what a URL function throws, or a RangeError for a URL no browser would request. A URL
- * function that returns a Promise gets, in the fetch entry, the attempt's wait instead (fetch.js's `later`);
- * the main entry refuses it, with a clear error rather than a request to '/[object Promise]'.
+ * What the user gave for the next attempt's URL: the URL, or what the URL function returns (called once an
+ * attempt; the constructor asked it for the first, see `firstUrl` in client.js). Throws what it throws.
  */
-export function urlOf(link, id) {
-  // The first attempt's answer, when the constructor asked for it already (see early in api.js).
-  const asked = link.asked;
-  link.asked = null;
-  if (asked && 'e' in asked) throw asked.e;
-  const u = asked ? asked.u : typeof link.url === 'function' ? link.url() : link.url;
-  if (typeof u?.then !== 'function') return finish(link, u, id);
-  if (!hooks.later) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
-  return hooks.later(link, u, id);
+export function askUrl(record) {
+  const first = record.firstUrl;
+  record.firstUrl = undefined;
+  if (first !== undefined) return first;
+  return typeof record.url === 'function' ? record.url() : record.url;
+}
+
+/**
+ * The URL of the next EventSource attempt, carrying `id` (the last event id, when Rust decides this attempt
+ * resumes with it) in the `lastEventIdParam` parameter. Throws (Rust catches it) what a URL function
+ * throws, or a RangeError for a URL no browser would request. A URL function that returns a Promise gets,
+ * with the fetch transport, the attempt's wait instead (the transport's `waitForUrl`); the EventSource
+ * transport refuses it, with a clear error rather than a request to '/[object Promise]'.
+ */
+export function urlOf(record, id) {
+  const u = askUrl(record);
+  if (typeof u?.then !== 'function') return finish(record, u, id);
+  if (!record.transport.waitForUrl) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
+  return record.transport.waitForUrl(record, u, id);
 }
 
 /** `u`, a string or what a URL function gave, as the URL of an attempt that carries `id` (see urlOf). */
-export function finish(link, u, id) {
+export function finish(record, u, id) {
   if (u == null) fail('the url function must return a string or a URL');
   u = `${u}`;
-  if (id !== undefined) u = withParam(u, link.lp, id);
+  if (id !== undefined) u = withParam(u, record.lastEventIdParam, id);
   if (u.length > MAX_URL) throw new RangeError(`${PREFIX}the url is ${u.length} characters long; browsers refuse more than ${MAX_URL}`);
   return u;
 }
@@ -155,7 +112,7 @@ const PROBE_TIMEOUT = 10000;
  * headers arrive (or failed after 10 s), and tells the shell the status (0 for a probe that failed) and any
  * Retry-After, once. Returns what `disarm` cancels it with: Rust drops it when the answer comes, or when the
  * stream closes or starts afresh before, and then nothing answers. */
-export const probe = guard((link, id) => {
+export const probe = guard((record, id) => {
   const ac = new AbortController();
   let done = false;
   const stop = () => {
@@ -163,10 +120,10 @@ export const probe = guard((link, id) => {
     clearTimeout(timer);
     ac.abort();
   };
-  const answer = (status, retryAfter) => done || (stop(), link.s.input(I_PROBED, id, status, retryAfterMs(retryAfter)));
+  const answer = (status, retryAfter) => done || (stop(), record.shell.input(I_PROBED, id, status, retryAfterMs(retryAfter)));
   const timer = setTimeout(() => answer(0), PROBE_TIMEOUT);
-  fetch(link.pu ?? link.u, {
-    credentials: link.withCredentials ? 'include' : 'same-origin',
+  fetch(record.probeUrl ?? record.currentUrl, {
+    credentials: record.withCredentials ? 'include' : 'same-origin',
     cache: 'no-store',
     headers: { Accept: 'text/event-stream' },
     signal: ac.signal,
@@ -188,7 +145,7 @@ export const now = guard(() => performance.now());
 export const random = guard(() => Math.random() * 2 ** 53);
 
 /** Arms a timer for Rust: after `ms`, `input(what)`. Returns its id for `disarm`. */
-export const arm = guard((link, ms, what) => setTimeout(() => link.s.input(what), ms));
+export const arm = guard((record, ms, what) => setTimeout(() => record.shell.input(what), ms));
 /** Cancels a timer `arm` made (an id, or Node's Timeout object), or stops a probe (a function). */
 export const disarm = guard((x) => (typeof x === 'function' ? x() : clearTimeout(x)));
 
@@ -197,7 +154,7 @@ export const disarm = guard((x) => (typeof x === 'function' ? x() : clearTimeout
  * connection is gone), visibility and resume (`visible`: visible, hidden; a page hidden already says so
  * once Rust has let go of the shell), and the network (`online`).
  */
-export const watch = guard(function watch(link, visible, online) {
+export const watch = guard(function watch(record, visible, online) {
   const fs = [];
   const g = globalThis, d = g.document;
   const listen = (target, type, f) => {
@@ -205,16 +162,16 @@ export const watch = guard(function watch(link, visible, online) {
     target.addEventListener(type, f);
     fs.push([target, type, f]);
   };
-  listen(g, 'pageshow', (e) => e.persisted && link.s.input(I_RESTORED));
+  listen(g, 'pageshow', (e) => e.persisted && record.shell.input(I_RESTORED));
   if (visible) {
-    const seen = () => link.s.input(d.visibilityState === 'hidden' ? I_HIDDEN : I_WAKE);
+    const seen = () => record.shell.input(d.visibilityState === 'hidden' ? I_HIDDEN : I_WAKE);
     listen(d, 'visibilitychange', seen);
-    listen(d, 'resume', () => link.s.input(I_WAKE));
+    listen(d, 'resume', () => record.shell.input(I_WAKE));
     if (d?.visibilityState === 'hidden') queueMicrotask(seen);
   }
   if (online) {
-    listen(g, 'online', () => link.s.input(I_ONLINE));
-    listen(g, 'offline', () => link.s.input(I_OFFLINE));
+    listen(g, 'online', () => record.shell.input(I_ONLINE));
+    listen(g, 'offline', () => record.shell.input(I_OFFLINE));
   }
   return fs;
 });

@@ -1,26 +1,9 @@
-// What every module of the JavaScript half uses (a wasm-bindgen snippet of src/web/, as each file here is):
-// the hooks to the Rust side, the error helpers, and the guard that keeps exceptions out of wasm.
+// Errors: the prefix every message of ours carries, the TypeError a bad argument gets, the error Rust
+// words for a bad option, reporting what user code throws, and the guard that keeps exceptions out of wasm.
 //
-// It may hold no state but the hooks `define` installs, and may import nothing but boundary.js.
+// It holds no state and imports nothing.
 
-import { STATUSES } from './boundary.js';
-
-/** What the shell (or a shared instance's stand-in for it) answers to question `code` (`I_STATUS` and on). */
-export const ask = (link, code) => link.s.input(code);
-export const NAMES = STATUSES;
 export const PREFIX = 'managed-eventsource: ';
-
-/**
- * Set by `define`: `shell(link, values)` builds a Rust shell (which starts it) and returns its handle;
- * `input`, `lastEventId` and `free` take that handle (see `own`).
- */
-export let hooks;
-
-/** Installs the Rust side. The package's entry calls it once with the wasm exports. */
-export function define(h) {
-  hooks = h;
-}
-
 
 /** Reports an exception thrown by user code without stopping anything (even if reporting throws). */
 export function report(e) {
@@ -49,6 +32,3 @@ export const guard = (f) =>
 
 /** The error Rust throws for an invalid option: a RangeError or a TypeError, worded as OptionError::message. */
 export const error = (range, option, rule) => new (range ? RangeError : TypeError)(PREFIX + 'option ' + option + ' ' + rule);
-
-/** A list with nothing in it, shared. */
-export const EMPTY = [];

@@ -1,0 +1,214 @@
+// A client's record and its life. Every public class (api.js's ManagedEventSource, socket.js's
+// ManagedWebSocket) keeps one record, and every member reads from it. Its `state` is one of:
+//
+//   PENDING    made; its shell is not built yet (the module is compiling, or a shared client's lock was
+//              granted and the module is compiling)
+//   LIVE       its Rust shell drives it (also once the shell is closed for good: it answers `closed`)
+//   FOLLOWING  another tab holds the connection (share.js) and this one mirrors it
+//   CLOSED     final: nothing of it runs
+//
+//   PENDING ──begin──> LIVE ──the shell closes for good──> CLOSED
+//   FOLLOWING ──the lock is granted──> PENDING
+//   PENDING, FOLLOWING ──close()──> CLOSED
+//
+// What must stay true: a shell is built, assigned to the record, and only then started, so that a callback
+// that runs during its start finds it; `close()` in any state, from any callback, ends everything the state
+// holds at once; a status is told once, when it changes, and a callback that tells a newer one stops the
+// older one's telling.
+//
+// It imports loader.js, events.js, errors.js and boundary.js; nothing here knows a transport but through the
+// record's `transport` (see eventsource.js for what one gives).
+
+import {
+  I_CLOSE, I_CLOSED, I_RETRY_NOW, I_STATUS, I_READY_STATE, I_ATTEMPT,
+  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, S_CONNECTING, S_CLOSED, STATUSES,
+} from './boundary.js';
+import { guard, report, PREFIX } from './errors.js';
+import { deliver } from './events.js';
+import { instantiate, instantiated, optionsPass, rust, whenInstantiated } from './loader.js';
+
+export const PENDING = 0, LIVE = 1, FOLLOWING = 2, CLOSED = 3;
+
+/** The readyState of each status, for a client with no shell. */
+const READY_STATES = [0, 1, 0, 2, 2];
+
+/**
+ * A client's record. `url` is what the user gave (a string, or a function called per attempt); `handlers`
+ * createManagedStream's (the only callbacks that exist while the constructor runs).
+ */
+export function recordOf(client, url, transport, handlers) {
+  return {
+    client,
+    state: PENDING,
+    /** The status last told (an index of STATUSES); what a client with no shell answers. */
+    status: S_CONNECTING,
+    /** The Rust shell, once built: `{ handle, input, lastEventId }`. */
+    shell: null,
+    transport,
+    url,
+    /** What the constructor got for the first attempt's URL, until that attempt takes it (effects.js's askUrl). */
+    firstUrl: undefined,
+    /** The URL of the current or last attempt, as the browser resolved it. */
+    currentUrl: '',
+    withCredentials: false, // the record is the EventSourceInit that Rust makes sources with
+    lastEventIdParam: undefined,
+    retryHintEvent: undefined,
+    heartbeatEvent: undefined,
+    probeUrl: undefined,
+    until: null,
+    /** type -> { list: listener entries } (events.js) */
+    listeners: new Map(),
+    attributes: {}, // the on<type> attributes set
+    callbacks: {}, // onstatus, onretry, ...
+    handlers: handlers ?? {},
+    /** The live connection's record (the transport's), while there is one. */
+    connection: null,
+    /** The browser's event a notification of the shell carries, while it is told (connection.js's inputWith). */
+    event: null,
+    /** The event the listeners are being called with (events.js). */
+    dispatching: null,
+    prototypes: new Map(), // an event class's prototype -> the client's (events.js's swap)
+    /** A follower's mirror of the leader: its attempt and last event id. */
+    attempt: 0,
+    lastEventId: '',
+    /** Event types that other tabs listen to, which the connection relays too (share.js). */
+    remoteTypes: [],
+    /** Called with each server event after the listeners (share.js's leader posts it to the other tabs). */
+    forward: null,
+    /** Ends what a state other than LIVE holds (share.js's channel and lock), once, when the record closes. */
+    teardown: null,
+    /** share.js's state, for a shared client. */
+    share: null,
+    /** Called when a listener's type is first heard of: the live connection relays it. */
+    typeAdded: relayType,
+  };
+}
+
+function relayType(record, type) {
+  if (record.connection) record.transport.relay(record.connection, type);
+}
+
+/** Frees a shell once nothing can reach its record (Rust lets go of the record once the shell is closed). */
+let shells = null;
+
+/**
+ * PENDING -> LIVE: builds the shell from the option values `values` (see options.js; an option's error is
+ * thrown from here), assigns it, then starts it. What starting throws (the first source could not be
+ * made) is thrown too, and the record is then PENDING again, with no shell.
+ */
+export function begin(record, values) {
+  const handle = rust.shell(record, values);
+  shells ??= typeof FinalizationRegistry === 'function' ? new FinalizationRegistry((h) => rust.free(h)) : { register() {} };
+  shells.register(record, handle);
+  record.shell = { handle, input: (code, a, b, c) => rust.input(handle, code, a, b, c), lastEventId: () => rust.lastEventId(handle) };
+  record.state = LIVE;
+  try {
+    rust.start(handle);
+  } catch (e) {
+    // The shell closed itself and told nothing: the record is as before, for its caller to throw or close.
+    record.shell = null;
+    record.state = PENDING;
+    throw e;
+  }
+}
+
+/**
+ * Starts a client made by a constructor: at once where the module is instantiated, or where the options
+ * fail the option check (the shell, built here, throws their error; or the page may not compile the module
+ * at all, and instantiate says why). Else the client is PENDING until the module is compiled, off the main
+ * thread, and then begins in a later task, unless it was closed meanwhile.
+ */
+export function launch(record, values) {
+  if (instantiated()) return begin(record, values);
+  if (!optionsPass(values)) {
+    instantiate();
+    return begin(record, values);
+  }
+  afterInstantiate(record, values);
+}
+
+/** Begins a PENDING record once the module is instantiated; if it cannot be, says why and closes it. */
+export function afterInstantiate(record, values) {
+  whenInstantiated()
+    .then(() => record.state === PENDING && begin(record, values))
+    .catch((e) => {
+      report(e);
+      close(record);
+    });
+}
+
+/** The record is closed for good: whatever its state held ends. */
+function ended(record) {
+  record.state = CLOSED;
+  const teardown = record.teardown;
+  record.teardown = null;
+  teardown?.(record);
+}
+
+/** close(), in every state. */
+export function close(record) {
+  if (record.state === LIVE) record.shell.input(I_CLOSE);
+  else if (record.state !== CLOSED) tellStatus(record, S_CLOSED);
+}
+
+/** reconnectNow(), in every state: a PENDING client connects as soon as it can anyway. */
+export function reconnectNow(record) {
+  if (record.state === LIVE) record.shell.input(I_RETRY_NOW);
+  else if (record.state === FOLLOWING) record.share.retryNow();
+}
+
+export const statusOf = (record) => STATUSES[record.shell ? record.shell.input(I_STATUS) : record.status];
+export const readyStateOf = (record) => (record.shell ? record.shell.input(I_READY_STATE) : READY_STATES[record.status]);
+export const attemptOf = (record) => (record.shell ? record.shell.input(I_ATTEMPT) : record.attempt);
+export const lastEventIdOf = (record) => (record.shell ? record.shell.lastEventId() : record.lastEventId) ?? '';
+
+/** Calls a user callback with one argument (and `self` as `this`, else undefined); reports what it throws. */
+function call(f, arg, self) {
+  if (typeof f !== 'function') return;
+  try {
+    f.call(self, arg);
+  } catch (err) {
+    report(err);
+  }
+}
+
+/**
+ * Tells status `s` (an index of STATUSES) to the client's callbacks, if it is not the status last told. A
+ * `closed` that is final (every `closed` but a LIVE shell's that reconnectNow() can reopen) ends the record
+ * first.
+ */
+export function tellStatus(record, s) {
+  if (s === record.status) return;
+  record.status = s;
+  if (s === S_CLOSED && (record.state !== LIVE || record.shell.input(I_CLOSED))) ended(record);
+  call(record.callbacks.onstatus, STATUSES[s], record.client);
+  if (record.status === s) call(record.handlers.onStatus, STATUSES[s]);
+}
+
+/** Tells createManagedStream's onStatus the first status, if it is still the first. */
+export function announce(record) {
+  if (record.status === S_CONNECTING) call(record.handlers.onStatus, STATUSES[S_CONNECTING]);
+}
+
+/** What the shell tells the client (and what share.js's followers hear from the leader). Never throws. */
+export const notify = guard(function notify(record, what, a, b) {
+  record.share?.note(what, a, b);
+  const { client, callbacks, handlers } = record;
+  if (what === N_STATUS) tellStatus(record, a);
+  else if (what === N_OPEN) {
+    deliver(record, 'open', record.event ?? new Event('open'));
+    call(handlers.onOpen, { attempt: a });
+  } else if (what === N_ERROR) record.transport.failed(record);
+  else if (what === N_RETRY) {
+    call(callbacks.onretry, { attempt: a, delayMs: b }, client);
+    call(handlers.onRetryScheduled, { attempt: a, wait: b });
+  } else if (what === N_GIVE_UP) {
+    call(callbacks.ongiveup, { attempts: a }, client);
+    call(handlers.onGiveUp, a);
+  } else if (what === N_UNAUTHORIZED) {
+    call(callbacks.onunauthorized, { status: a }, client);
+    call(handlers.onUnauthorized, { status: a });
+  } else if (what === N_ID_DROPPED) {
+    report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
+  } else if (what === N_FLUSH) record.transport.flush(record);
+});

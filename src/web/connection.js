@@ -1,0 +1,59 @@
+// What every transport does with what a connection brings: a server's events go to the listeners (and the
+// few that policy must see, to the shell first), the connection's own open and failure go to the shell,
+// and `until` may end the stream after an event.
+//
+// It may not decide anything: the shell does. It imports events.js, effects.js, errors.js and boundary.js.
+
+import { I_HINT } from './boundary.js';
+import { hintMs } from './effects.js';
+import { report } from './errors.js';
+import { deliver } from './events.js';
+
+/**
+ * A connection record: what a transport keeps of one connection for the shell and the stall watchdog.
+ * `source` is the EventSource, WebSocket or fetch attempt; `first` and `last` its first and last events.
+ */
+export const connectionOf = (record, source) => ({ record, source, first: undefined, last: undefined, seen: undefined });
+
+/** A server's event of `type` on `connection`: to the shell if it is the retry hint, then to the listeners. */
+export function arrived(connection, type, e) {
+  const record = connection.record;
+  connection.last = e;
+  connection.first ??= e;
+  if (type === record.retryHintEvent) record.shell.input(I_HINT, hintMs(e.data));
+  deliver(record, type, e);
+  record.forward?.(type, e);
+  if (record.until) until(record, e);
+}
+
+/** `until(ev)`: the event for which it returns true has been delivered; then the stream closes. */
+export function until(record, e) {
+  let done = false;
+  try {
+    done = record.until.call(undefined, e) === true;
+  } catch (err) {
+    report(err);
+  }
+  if (done) record.client.close();
+}
+
+/** Gives the shell input `code` with `a` and `b`, while `e` is the event a notification it makes carries
+ * (the browser's open, error or close event, or one of the fetch transport's). */
+export function inputWith(record, e, code, a, b) {
+  record.event = e;
+  try {
+    record.shell.input(code, a, b);
+  } finally {
+    record.event = null;
+  }
+}
+
+/** Whether an event arrived since the last call (for the stall watchdog). Rust calls it. */
+export function active(connection) {
+  const moved = connection.last !== connection.seen;
+  connection.seen = connection.last;
+  return moved;
+}
+
+/** The `lastEventId` of the connection's first (`which` 0) or last (1) event; undefined before any. Rust calls it. */
+export const eventId = (connection, which) => (which ? connection.last : connection.first)?.lastEventId;

@@ -1,0 +1,205 @@
+// A client's events: the listener table with EventTarget's rules (handleEvent objects, once, signal, capture,
+// removal during a dispatch), the on* attributes as the HTML specification registers them, delivery with the
+// client as every event's `target` and `currentTarget`, and `dress`, which gives a managed class the members
+// it shares with its native one.
+//
+// It may not decide anything nor talk to Rust: a transport hands it events, and a new event type is told to
+// the record's `typeAdded`. It imports only errors.js.
+
+import { fail, report } from './errors.js';
+
+/** A list with nothing in it, shared. */
+export const EMPTY = [];
+
+/**
+ * Whether events are retargeted with class fields (see Retargeted) rather than a prototype swap (see swap).
+ * Both give the same answers in every engine; which costs less is not the same. V8 (whose stack traces
+ * read "    at") defines a class field through an inline cache it keeps per map; SpiderMonkey and
+ * JavaScriptCore swap a prototype for less than they pay for an own property of a DOM object
+ * (docs/performance.md).
+ */
+export const FIELDS = /\n {4}at /.test(new Error().stack);
+
+/** The client `Retargeted` gives the object it is applied to. */
+let to = null;
+
+/** Returns its argument, so that a subclass's fields are defined on that object rather than a new one. */
+export class Given {
+  constructor(e) {
+    return e;
+  }
+}
+
+/**
+ * `new Retargeted(e)` gives `e` own `target`, `srcElement`, `currentTarget` and `composedPath` that show the
+ * client `to`, over those of the event's class (which show the inner source, or nothing). `currentTarget`
+ * is the client only while its listeners run, as `EventTarget` has it (see deliver).
+ */
+class Retargeted extends Given {
+  target = to;
+  srcElement = to;
+  currentTarget = to;
+  composedPath = composedPath;
+}
+
+function composedPath() {
+  const at = this.currentTarget;
+  return at ? [at] : [];
+}
+
+/** `e` retargeted to `client`. The caller must use what it returns: a bundler may drop an unused `new`. */
+function retarget(client, e) {
+  to = client;
+  const r = new Retargeted(e);
+  to = null; // so that the module holds no client
+  return r;
+}
+
+/**
+ * Where FIELDS is false: `e`'s prototype becomes one of the record's (one per event class) that Retargeted
+ * gave the client, whose `currentTarget` is the client while its listeners see `e`. Returns `e`.
+ */
+function swap(record, e) {
+  const proto = Object.getPrototypeOf(e);
+  let p = record.prototypes.get(proto);
+  if (!p) {
+    record.prototypes.set(proto, (p = retarget(record.client, Object.create(proto))));
+    Object.defineProperty(p, 'currentTarget', { get() { return record.dispatching === this ? record.client : null; }, set() {} });
+  }
+  return Object.setPrototypeOf(e, p);
+}
+
+/**
+ * Calls the listeners of `type` with `e`, as `EventTarget.dispatchEvent` does: `e` shows the client as its
+ * `target` and, while they run, as its `currentTarget`; each listener is called with the client as `this`.
+ * The list is a snapshot: entries removed meanwhile are skipped, entries added are not called. What a
+ * listener throws is reported and the others still run.
+ */
+export function deliver(record, type, e) {
+  const list = record.listeners.get(type)?.list;
+  if (!list || list.length === 0) return;
+  const client = record.client, outer = record.dispatching; // an event its listeners see already (a dispatch inside one)
+  record.dispatching = e;
+  if (FIELDS) {
+    e = retarget(client, e);
+    for (let i = 0; i < list.length; i++) call(record, type, list[i], client, e);
+    e.currentTarget = outer === e ? client : null;
+  } else {
+    e = swap(record, e);
+    for (let i = 0; i < list.length; i++) call(record, type, list[i], client, e);
+  }
+  record.dispatching = outer;
+}
+
+/** Calls the listener entry `x` with `e` (and the client as `this`), unless it was removed meanwhile. */
+function call(record, type, x, client, e) {
+  if (x.removed) return;
+  if (x.once) drop(record, type, x);
+  try {
+    if (typeof x.listener === 'function') x.listener.call(client, e);
+    else if (!x.attribute) x.listener.handleEvent(e);
+  } catch (err) {
+    report(err);
+  }
+}
+
+/** The listeners of `type`, made empty on first use. */
+export function slot(record, type) {
+  let s = record.listeners.get(type);
+  if (!s) record.listeners.set(type, (s = { list: EMPTY }));
+  return s;
+}
+
+/** `capture` from the third argument of add/removeEventListener. */
+const capture = (o) => (typeof o === 'boolean' ? o : o != null && typeof o === 'object' && !!o.capture);
+
+export function add(record, type, listener, o) {
+  type = `${type}`; // ToString, as EventTarget converts it (a Symbol throws)
+  if (listener == null) return;
+  if (typeof listener !== 'function' && typeof listener !== 'object') {
+    fail("addEventListener's listener must be a function or an object with handleEvent");
+  }
+  const object = o != null && typeof o === 'object';
+  const signal = object ? o.signal : undefined;
+  if (signal !== undefined && !(signal instanceof AbortSignal)) fail("addEventListener's signal must be an AbortSignal");
+  if (signal?.aborted) return;
+  const s = slot(record, type);
+  const c = capture(o);
+  if (s.list.some((x) => !x.attribute && x.listener === listener && x.capture === c)) return;
+  const x = { listener, capture: c, once: object && !!o.once, removed: false, attribute: false };
+  s.list = [...s.list, x];
+  signal?.addEventListener('abort', () => drop(record, type, x), { once: true });
+  record.typeAdded(record, type);
+}
+
+export function remove(record, type, listener, o) {
+  type = `${type}`;
+  const c = capture(o);
+  const x = record.listeners.get(type)?.list.find((x) => !x.attribute && x.listener === listener && x.capture === c);
+  if (x) drop(record, type, x);
+}
+
+/** Removes a listener entry; a dispatch under way skips it (EventTarget's "removed" flag). */
+function drop(record, type, x) {
+  x.removed = true;
+  const s = record.listeners.get(type);
+  s.list = s.list.filter((y) => y !== x);
+}
+
+/**
+ * An on* attribute: a function or an object is registered where it is first set, as a listener (whose
+ * `listener` follows the attribute); anything else is null, and clears it.
+ */
+function setAttribute(record, type, f) {
+  if (f === null || (typeof f !== 'function' && typeof f !== 'object')) f = null;
+  record.attributes[type] = f;
+  const s = slot(record, type);
+  const x = s.list.find((x) => x.attribute);
+  if (x && f === null) drop(record, type, x);
+  else if (x) x.listener = f;
+  else if (f !== null) {
+    s.list = [...s.list, { listener: f, capture: false, once: false, removed: false, attribute: true }];
+    record.typeAdded(record, type);
+  }
+}
+
+/** A callback property of our own: a function, or null/undefined to clear. */
+function setCallback(record, name, f) {
+  if (f != null && typeof f !== 'function') fail(name + ' must be a function or null');
+  record.callbacks[name] = f ?? null;
+}
+
+/**
+ * Gives a managed class what it shares with its native one: the `on<type>` attributes, the callback
+ * properties, the EventTarget methods, the readyState constants (on the class and its prototype) and
+ * `Symbol.dispose` (so that `using` closes it). `recordOf` reads an instance's record, and throws a
+ * TypeError for anything else, as a class's own methods do.
+ */
+export function dress(Class, recordOf, attributes, callbacks, states) {
+  const proto = Class.prototype;
+  const props = (names, get, set) =>
+    Object.fromEntries(names.map((n) => [n, { get() { return get(recordOf(this), n); }, set(f) { set(recordOf(this), n, f); }, enumerable: true, configurable: true }]));
+  Object.defineProperties(proto, props(attributes.map((t) => 'on' + t), (r, n) => r.attributes[n.slice(2)] ?? null, (r, n, f) => setAttribute(r, n.slice(2), f)));
+  Object.defineProperties(proto, props(callbacks, (r, n) => r.callbacks[n] ?? null, setCallback));
+  const methods = {
+    addEventListener(type, listener, options) {
+      add(recordOf(this), type, listener, options);
+    },
+    removeEventListener(type, listener, options) {
+      remove(recordOf(this), type, listener, options);
+    },
+    dispatchEvent(event) {
+      const record = recordOf(this);
+      if (!(event instanceof Event)) fail('dispatchEvent needs an Event');
+      deliver(record, event.type, event);
+      return !event.defaultPrevented;
+    },
+  };
+  for (const [name, value] of Object.entries(methods)) Object.defineProperty(proto, name, { value, writable: true, configurable: true });
+  for (const [i, name] of states.entries()) {
+    const d = { value: i, enumerable: true };
+    Object.defineProperty(Class, name, d);
+    Object.defineProperty(proto, name, d);
+  }
+  if (typeof Symbol.dispose === 'symbol') proto[Symbol.dispose] = proto.close;
+}

@@ -1,0 +1,92 @@
+// The EventSource transport: the sources Rust makes for each attempt, our listeners on them, and letting
+// them go. A browser event goes on as it came (connection.js, events.js retarget it to the client).
+//
+// It may not decide anything (when to reconnect, how long to wait): it reports a source's open and error
+// to the shell and delivers the rest. It imports connection.js, events.js, errors.js and boundary.js.
+//
+// Every transport (this one, fetch.js's, socket.js's) gives client.js the same members: `kind` (the shell's
+// transport number), `configure(record, options)`, `resolve(url)`, `relay(connection, type)`, `failed(record)`
+// and `flush(record)`; fetch.js's also `waitForUrl` (a URL function's Promise).
+
+import { I_OPENED, I_FAILED } from './boundary.js';
+import { arrived, connectionOf, inputWith } from './connection.js';
+import { guard } from './errors.js';
+import { deliver } from './events.js';
+
+/**
+ * The member `name` of `Class` (EventTarget or EventSource) as its prototype chain has it, which reaches a
+ * source whatever the source's own prototype is (a page may have replaced the global with a subclass).
+ */
+function native(Class, name) {
+  for (let p = Class.prototype; p !== null; p = Object.getPrototypeOf(p)) {
+    const d = Object.getOwnPropertyDescriptor(p, name);
+    if (d) return d;
+  }
+}
+
+/** Whether an `open` or `error` event is a server's named event (a MessageEvent), not the connection's own. */
+const named = (e) => 'data' in e;
+
+/** Listens to `type` on the connection's source, once. */
+function listen(connection, type, f) {
+  native(EventTarget, 'addEventListener').value.call(connection.source, type, f);
+  connection.listeners.push(type, f);
+}
+
+/** The transport, as client.js drives it. */
+export const eventSourceTransport = {
+  kind: 0,
+  /** Its own options: none. */
+  configure() {},
+  /** The URL as EventSource parses it: a SyntaxError where it does not. */
+  resolve(u) {
+    try {
+      return new URL(u, globalThis.document?.baseURI ?? globalThis.location?.href).href;
+    } catch {
+      throw new DOMException(`Failed to construct 'EventSource': The URL '${u}' is invalid.`, 'SyntaxError');
+    }
+  },
+  /** Makes sure the connection relays the server's events of `type` (each type once). */
+  relay(connection, type) {
+    if (connection.types.has(type)) return;
+    connection.types.add(type);
+    if (type === 'open' || type === 'error') return; // listened to already, see attach
+    listen(connection, type, (e) => arrived(connection, type, e));
+  },
+  /** Tells the listeners of a failure: the browser's `error` event, or one made for a failure the browser
+   * did not report (a stall, a connect timeout). */
+  failed: (record) => deliver(record, 'error', record.event ?? new Event('error')),
+  /** Nothing waits for an open (a socket's queue does). */
+  flush() {},
+};
+
+/** What Rust calls to make an attempt's EventSource; the record is the EventSourceInit (withCredentials). */
+export const source = (record, url) => new EventSource(url, record);
+
+/** Called by Rust for every new EventSource: our listeners on it. Returns the connection record. */
+export const attach = guard(function attach(record, es) {
+  const connection = { ...connectionOf(record, es), listeners: [], types: new Set() };
+  const readyState = native(EventSource, 'readyState').get;
+  // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there; a
+  // server's event named open or error is an ordinary named event.
+  for (const [type, code] of [['open', I_OPENED], ['error', I_FAILED]]) {
+    listen(connection, type, (e) => (named(e) ? arrived(connection, type, e) : inputWith(record, e, code, readyState.call(es) === 2)));
+  }
+  record.currentUrl = es.url;
+  const relay = eventSourceTransport.relay;
+  if (record.retryHintEvent) relay(connection, record.retryHintEvent);
+  if (record.heartbeatEvent) relay(connection, record.heartbeatEvent); // its arrival is what the stall watchdog sees
+  relay(connection, 'message');
+  for (const type of record.listeners.keys()) relay(connection, type);
+  for (const type of record.remoteTypes) relay(connection, type);
+  record.connection = connection;
+  return connection;
+});
+
+/** Called by Rust to let go of a source: removes every listener of ours from it, and closes it. */
+export const detach = guard(function detach(connection) {
+  const off = native(EventTarget, 'removeEventListener').value, es = connection.source;
+  for (let i = 0; i < connection.listeners.length; i += 2) off.call(es, connection.listeners[i], connection.listeners[i + 1]);
+  if (connection.record.connection === connection) connection.record.connection = null;
+  native(EventSource, 'close').value.call(es);
+});
