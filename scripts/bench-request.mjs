@@ -1,9 +1,9 @@
 // `npm run bench:request`: when an EventSource's request leaves, in Chromium, Firefox and WebKit. The page
 // makes an EventSource and then keeps the main thread busy for 300 ms in the same task (as a first construct
 // keeps it busy compiling the wasm); this server notes when the request arrives. An engine that sends the
-// request at once lets the connection proceed while the constructor still runs, which is why the first
-// construct makes its EventSource before the module is compiled (see `early` in src/web/api.js); one that
-// sends it when the task ends gains nothing from that.
+// request at once lets the connection proceed while the rest of the task runs; one that sends it when the
+// task ends gains nothing from a request made early in a long task. (A first construct made its
+// EventSource before it compiled the module until issue 44; it now makes no request before its shell.)
 //
 // Each sample a fresh browser process with no driver (scripts/engines.mjs). Times are Date.now() on the
 // page and on this server: one machine, one clock, whole milliseconds.

@@ -151,13 +151,11 @@ export declare function createManagedStream(
 ): () => void;
 
 /**
- * Compiles the package's WebAssembly off the main thread and then, in a task of its own, instantiates it and
- * runs the option checks once, so that the first `new ManagedEventSource()` (or `ManagedWebSocket`) does
- * none of that (a first `ManagedEventSource` still builds its shell in a task after its constructor). Optional: without it the first construct does it all, unless nothing in it needs the module at
- * once (a `ManagedEventSource`, with either transport or `share`, compiles it off the main thread by
- * itself, runs only a small option check, and builds its shell in a later task: see docs/reference.md). Call it at page load when
- * the first client comes later. The same promise on every call; it resolves at once after a
- * construct, and rejects (as the first construct would throw) where the page's Content-Security-Policy
- * forbids WebAssembly.
+ * Compiles the package's WebAssembly off the main thread, then instantiates it, so that the clients made
+ * after it begin in their constructors and connect at once. Optional: without it a page's first
+ * `ManagedEventSource` compiles the module off the main thread by itself (its constructor runs only a small
+ * option check) and connects in a later task; a first `ManagedWebSocket` compiles it in its constructor.
+ * Call it at page load when the first client comes later. The same promise on every call; it rejects (as
+ * the first construct would throw) where the page's Content-Security-Policy forbids WebAssembly.
  */
 export declare function prepare(): Promise<void>;
