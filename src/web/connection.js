@@ -15,13 +15,16 @@ import { deliver } from './events.js';
  */
 export const connectionOf = (record, source) => ({ record, source, first: undefined, last: undefined, seen: undefined });
 
-/** A server's event of `type` on `connection`: to the shell if it is the retry hint, then to the listeners. */
-export function arrived(connection, type, e) {
+/**
+ * A server's event of `type` on `connection`: to the shell if it is the retry hint, then to the listeners
+ * (`listeners`: the type's slot, where the transport holds it).
+ */
+export function arrived(connection, type, e, listeners) {
   const record = connection.record;
   connection.last = e;
   connection.first ??= e;
   if (type === record.retryHintEvent) record.shell.input(I_HINT, hintMs(e.data));
-  deliver(record, type, e);
+  deliver(record, type, e, listeners);
   record.forward?.(type, e);
   if (record.until) until(record, e);
 }

@@ -63,7 +63,9 @@ function swap(record, e) {
   const proto = Object.getPrototypeOf(e);
   let p = record.prototypes.get(proto);
   if (!p) {
+    if (record.prototypes.has(proto)) return e; // one of ours already (an event delivered again)
     record.prototypes.set(proto, (p = retarget(record.client, Object.create(proto))));
+    record.prototypes.set(p, null);
     Object.defineProperty(p, 'currentTarget', { get() { return record.dispatching === this ? record.client : null; }, set() {} });
   }
   return Object.setPrototypeOf(e, p);
@@ -73,10 +75,11 @@ function swap(record, e) {
  * Calls the listeners of `type` with `e`, as `EventTarget.dispatchEvent` does: `e` shows the client as its
  * `target` and, while they run, as its `currentTarget`; each listener is called with the client as `this`.
  * The list is a snapshot: entries removed meanwhile are skipped, entries added are not called. What a
- * listener throws is reported and the others still run.
+ * listener throws is reported and the others still run. `listeners`: the type's slot (see `slot`), where
+ * the caller holds it.
  */
-export function deliver(record, type, e) {
-  const list = record.listeners.get(type)?.list;
+export function deliver(record, type, e, listeners = record.listeners.get(type)) {
+  const list = listeners?.list;
   if (!list || list.length === 0) return;
   const client = record.client, outer = record.dispatching; // an event its listeners see already (a dispatch inside one)
   record.dispatching = e;

@@ -11,7 +11,7 @@
 import { I_OPENED, I_FAILED } from './boundary.js';
 import { arrived, connectionOf, inputWith } from './connection.js';
 import { guard } from './errors.js';
-import { deliver } from './events.js';
+import { deliver, slot } from './events.js';
 
 /**
  * The member `name` of `Class` (EventTarget or EventSource) as its prototype chain has it, which reaches a
@@ -51,7 +51,8 @@ export const eventSourceTransport = {
     if (connection.types.has(type)) return;
     connection.types.add(type);
     if (type === 'open' || type === 'error') return; // listened to already, see attach
-    listen(connection, type, (e) => arrived(connection, type, e));
+    const listeners = slot(connection.record, type);
+    listen(connection, type, (e) => arrived(connection, type, e, listeners));
   },
   /** Tells the listeners of a failure: the browser's `error` event, or one made for a failure the browser
    * did not report (a stall, a connect timeout). */

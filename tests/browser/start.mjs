@@ -187,3 +187,29 @@ test("close() at every moment of a shared client's start: closed, told so, nothi
   }
 });
 
+
+test("a client whose module cannot be instantiated after its constructor says why, is closed and told so, and connects nothing", async () => {
+  const Instance = WebAssembly.Instance, Module = WebAssembly.Module;
+  // The shell's module fails to instantiate, as where the page is out of memory; the option check's does not.
+  WebAssembly.Instance = Object.assign(function (m, imports) {
+    if (!Module.exports(m).some((e) => e.name === 'check')) throw new RangeError('WebAssembly.Instance(): Out of memory (a stand-in)');
+    return new Instance(m, imports);
+  }, { prototype: Instance.prototype });
+  const errors = [];
+  const onerror = (e) => errors.push(String(e.error?.message ?? e.message));
+  addEventListener('error', onerror);
+  try {
+    await plan('unbuilt', '', 'stream');
+    const copy = await fresh();
+    const es = new copy.ManagedEventSource(url('unbuilt'), { maxAttempts: 3 });
+    const heard = statuses(es);
+    ok(await until(3000, () => es.status === 'closed'), `closed: ${es.status}`);
+    eq([es.readyState, heard], [2, ['closed']]);
+    ok(errors.some((m) => /Out of memory/.test(m)), `reported why: ${errors}`);
+    eq((await log('unbuilt')).attempts.length, 0, 'no request reached the server');
+    await copy.prepare().then(() => ok(false, 'prepare() resolved'), (e) => ok(/Out of memory/.test(e.message), `prepare() rejects why: ${e}`));
+  } finally {
+    WebAssembly.Instance = Instance;
+    removeEventListener('error', onerror);
+  }
+});
