@@ -92,7 +92,7 @@ export const awaitingEventSource = { ...eventSourceTransport, waitForUrl };
  * everything after, fails the attempt; what it throws now, Rust reports as a failed attempt.
  */
 export function open(record, id, last) {
-  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, id: last ?? '', origin: '' };
+  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, id: last ?? '', origin: '', step: 'url' };
   const u = askUrl(record);
   const url = typeof u?.then === 'function' ? null : target(record, u, id);
   if (url) record.currentUrl = url[1];
@@ -101,9 +101,13 @@ export function open(record, id, last) {
   return connection;
 }
 
+/**
+ * An attempt, from its URL to the end of its stream: what fails is told to Rust once, as the attempt's
+ * failure, unless the connection was stopped meanwhile. `c.step` names what was under way, for the error.
+ */
 async function read(c, u, url, id) {
-  const record = c.record, f = record.fetchOptions;
-  let step = 'url', ended;
+  const record = c.record;
+  let ended;
   try {
     // Nothing here runs inside the call that opened the attempt (the shell's start, or its drain).
     await null;
@@ -113,57 +117,78 @@ async function read(c, u, url, id) {
       if (c.dead) return;
       record.currentUrl = url[1];
     }
-    step = 'headers';
-    const given = plain(typeof f.headers === 'function' ? await f.headers() : f.headers);
-    step = 'body';
-    const body = typeof f.body === 'function' ? await f.body() : f.body;
+    const init = await requestInit(c);
     if (c.dead) return;
-    const headers = Object.keys(given).some((k) => k.toLowerCase() === 'accept') ? given : { Accept: 'text/event-stream', ...given };
-    if (c.id !== '') headers['Last-Event-ID'] = c.id;
-    const init = { method: f.method, headers, cache: 'no-store', credentials: record.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.abort.signal };
-    if (body != null) init.body = body;
-    step = 'fetch';
-    const r = await f.fetch(url[0], init);
+    c.step = 'fetch';
+    const r = await record.fetchOptions.fetch(url[0], init);
     if (c.dead) return discard(r);
-    step = 'response';
-    if (!response(r)) throw new TypeError(PREFIX + 'option fetch must return a Response (or a Promise of one)');
-    const status = r.status;
-    const type = r.headers.get('content-type') ?? '';
-    const stream = status === 200 && /^text\/event-stream[\t ]*(;|$)/i.test(type.trim()) && typeof r.body?.getReader === 'function';
-    if (!stream) {
-      discard(r);
-      const why = status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
-      return inputWith(record, failure(status, why), I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
-    }
-    c.origin = new URL(r.url || url[1]).origin;
-    c.reader = r.body.getReader();
-    inputWith(record, Object.assign(new Event('open'), { status, headers: r.headers }), I_OPENED);
-    step = 'read';
-    for (;;) {
-      if (c.dead) return;
-      const { done, value } = await c.reader.read();
-      if (c.dead) return;
-      if (done) break;
-      // Not `instanceof`: a chunk may come from another realm (Firefox gives a page script run from a
-      // WebDriver eval its own), and anything but bytes is the fetch option's fault.
-      if (Object.prototype.toString.call(value) !== '[object Uint8Array]') {
-        step = 'response';
-        throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
-      }
-      c.seen = c; // bytes count as life for the stall watchdog (connection.js's `active`), comments included
-      rust.chunk(record.shell.handle, value);
-    }
+    c.step = 'response';
+    if (!opened(c, r, url[1])) return;
+    c.step = 'read';
+    if (!(await pump(c))) return;
     ended = failure(undefined, 'the server ended the stream');
   } catch (e) {
     if (c.dead) return;
     // The user's own code failed (or handed us something fetch could not use): that is reported, as a
     // listener's exception is. A fetch that rejects is the network's failure, told by the error event.
-    const network = step === 'fetch' || step === 'read';
+    const network = c.step === 'fetch' || c.step === 'read';
     if (!network) report(e);
     const why = String(e?.message ?? e).replace(PREFIX, '');
-    ended = failure(undefined, network ? 'the request failed: ' + why : 'the ' + step + ' failed: ' + why);
+    ended = failure(undefined, network ? 'the request failed: ' + why : 'the ' + c.step + ' failed: ' + why);
   }
   inputWith(record, ended, I_FAILED, 1);
+}
+
+/** The request's `init`, with the user's headers and body awaited (steps 'headers' and 'body'). */
+async function requestInit(c) {
+  const record = c.record, f = record.fetchOptions;
+  c.step = 'headers';
+  const given = plain(typeof f.headers === 'function' ? await f.headers() : f.headers);
+  c.step = 'body';
+  const body = typeof f.body === 'function' ? await f.body() : f.body;
+  const headers = Object.keys(given).some((k) => k.toLowerCase() === 'accept') ? given : { Accept: 'text/event-stream', ...given };
+  if (c.id !== '') headers['Last-Event-ID'] = c.id;
+  const init = { method: f.method, headers, cache: 'no-store', credentials: record.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.abort.signal };
+  if (body != null) init.body = body;
+  return init;
+}
+
+/**
+ * Whether the response `r` (to the URL `href`) is an event stream: then the attempt is open and its reader
+ * made; else Rust is told why it was refused (its status and Retry-After), and its body dropped.
+ */
+function opened(c, r, href) {
+  if (!response(r)) throw new TypeError(PREFIX + 'option fetch must return a Response (or a Promise of one)');
+  const status = r.status;
+  const type = r.headers.get('content-type') ?? '';
+  if (status === 200 && /^text\/event-stream[\t ]*(;|$)/i.test(type.trim()) && typeof r.body?.getReader === 'function') {
+    c.origin = new URL(r.url || href).origin;
+    c.reader = r.body.getReader();
+    inputWith(c.record, Object.assign(new Event('open'), { status, headers: r.headers }), I_OPENED);
+    return true;
+  }
+  discard(r);
+  const why = status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
+  inputWith(c.record, failure(status, why), I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
+  return false;
+}
+
+/** Hands the stream's bytes to Rust as they come. True at the stream's end; false once stopped. */
+async function pump(c) {
+  for (;;) {
+    if (c.dead) return false;
+    const { done, value } = await c.reader.read();
+    if (c.dead) return false;
+    if (done) return true;
+    // Not `instanceof`: a chunk may come from another realm (Firefox gives a page script run from a
+    // WebDriver eval its own), and anything but bytes is the fetch option's fault.
+    if (Object.prototype.toString.call(value) !== '[object Uint8Array]') {
+      c.step = 'response';
+      throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
+    }
+    c.seen = c; // bytes count as life for the stall watchdog (connection.js's `active`), comments included
+    rust.chunk(c.record.shell.handle, value);
+  }
 }
 
 /**
