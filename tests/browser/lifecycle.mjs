@@ -210,7 +210,6 @@ test('the option check passes exactly the option sets the shell takes (400 sets,
   }
   ok(taken >= 50 && refused >= 50, `both kinds: ${taken} taken, ${refused} refused`);
   figure('option sets the check and the shell agree on (taken, refused)', `${taken}, ${refused}`);
-  await sleep(300);
-  eq((await log('check')).open, 0, 'no connection left at the server');
+  ok(await until(3000, async () => (await log('check')).open === 0), 'no connection left at the server');
 });
 
