@@ -231,45 +231,50 @@ describe('redis store', () => {
     let statusChanged = () => {};
     const log = createEventLog({ store, heartbeatMs: 0, onstatus: (s) => (statuses.push(s), statusChanged(s)) });
     const waitStatus = (s) => new Promise((resolve) => (log.status === s ? resolve() : (statusChanged = (x) => x === s && resolve())));
-    const r = reader();
-    (await log.connect(null)).start(r.write);
-    const before = await log.append({ data: 'before' });
-    await r.count(1);
-    const down = waitStatus('unavailable');
-    await redis.kill();
-    await down;
-    assert.equal(log.status, 'unavailable');
-    // The node keeps serving live events; they go out with no id.
-    assert.equal(await log.append({ data: 'during 1' }), null);
-    assert.equal(await log.append({ data: 'during 2' }), null);
-    assert.deepEqual(r.events.slice(1).map((e) => [e.id, e.data]), [[null, 'during 1'], [null, 'during 2']]);
-    // A resume the window holds is still served while Redis is down.
-    const held = reader();
-    (await log.connect(before)).start(held.write);
-    assert.deepEqual(held.events, []);
-    // A resume it cannot serve is a soft rejection, not an exception.
-    await assert.rejects(log.connect('1-0'), (e) => e.code === 'STORE_UNAVAILABLE');
-    // Let the ladder climb: wait for its fourth attempt.
-    await new Promise((res) => (retries.length >= 4 ? res() : (retried = () => retries.length >= 4 && res())));
-    const up = waitStatus('ready');
-    await redis.start();
-    await up;
-    // The ladder: attempt n waited at most min(maxMs, baseMs * 2^(n-1)).
-    assert.ok(retries.length >= 3, `${retries.length} reconnect attempts`);
-    for (const { attempt, delayMs } of retries) assert.ok(delayMs >= 0 && delayMs <= Math.min(ladder.maxMs, ladder.baseMs * 2 ** (attempt - 1)), `attempt ${attempt}: ${delayMs} ms`);
-    assert.ok(retries.some((x) => x.attempt >= 3));
-    // Back: the outage is marked in the log (Redis came back empty, and events went out without ids), so
-    // every connected client is told to reload, and live events have ids again.
-    await r.until(() => r.events.some((e) => e.event === 'reload'));
-    const after = await log.append({ data: 'after' });
-    await r.until(() => r.events.at(-1)?.data === 'after');
-    assert.equal(r.events.at(-1).id, after);
-    // A client resuming from before the outage is told to reload, never given a silent gap.
-    const late = reader();
-    (await log.connect(before)).start(late.write);
-    assert.equal(late.events[0].event, 'reload');
-    assert.deepEqual(statuses, ['unavailable', 'ready']);
-    await log.close();
+    try {
+      const r = reader();
+      (await log.connect(null)).start(r.write);
+      const before = await log.append({ data: 'before' });
+      await r.count(1);
+      const down = waitStatus('unavailable');
+      await redis.kill();
+      await down;
+      assert.equal(log.status, 'unavailable');
+      // The node keeps serving live events; they go out with no id.
+      assert.equal(await log.append({ data: 'during 1' }), null);
+      assert.equal(await log.append({ data: 'during 2' }), null);
+      assert.deepEqual(r.events.slice(1).map((e) => [e.id, e.data]), [[null, 'during 1'], [null, 'during 2']]);
+      // A resume the window holds is still served while Redis is down.
+      const held = reader();
+      (await log.connect(before)).start(held.write);
+      assert.deepEqual(held.events, []);
+      // A resume it cannot serve is a soft rejection, not an exception.
+      await assert.rejects(log.connect('1-0'), (e) => e.code === 'STORE_UNAVAILABLE');
+      // Let the ladder climb: wait for a third attempt in a row (each connection counts its own).
+      const climbed = () => retries.some((x) => x.attempt >= 3);
+      await new Promise((res) => (climbed() ? res() : (retried = () => climbed() && res())));
+      const up = waitStatus('ready');
+      await redis.start();
+      await up;
+      // The ladder: attempt n waited at most min(maxMs, baseMs * 2^(n-1)).
+      assert.ok(retries.length >= 3, `${retries.length} reconnect attempts`);
+      for (const { attempt, delayMs } of retries) assert.ok(delayMs >= 0 && delayMs <= Math.min(ladder.maxMs, ladder.baseMs * 2 ** (attempt - 1)), `attempt ${attempt}: ${delayMs} ms`);
+      assert.ok(retries.some((x) => x.attempt >= 3));
+      // Back: the outage is marked in the log (Redis came back empty, and events went out without ids), so
+      // every connected client is told to reload, and live events have ids again.
+      await r.until(() => r.events.some((e) => e.event === 'reload'));
+      const after = await log.append({ data: 'after' });
+      await r.until(() => r.events.at(-1)?.data === 'after');
+      assert.equal(r.events.at(-1).id, after);
+      // A client resuming from before the outage is told to reload, never given a silent gap.
+      const late = reader();
+      (await log.connect(before)).start(late.write);
+      assert.equal(late.events[0].event, 'reload');
+      assert.deepEqual(statuses, ['unavailable', 'ready']);
+    } finally {
+      await redis.start();
+      await log.close();
+    }
   });
 
   test('two logs (two nodes) on one stream: each serves live and replays what either appended', async () => {
