@@ -4,7 +4,7 @@
 //
 //   GET  /events        the event stream: gate, then replay after Last-Event-ID or ?lastEventId=, then live
 //   POST /publish       appends the request body as one event; answers its id (or "null": stored nowhere)
-//   GET  /stats         { open, admitted, log: stats, status }
+//   GET  /stats         { open, admitted, refused, log: stats, status } (?times: and admittedAt, Date.now() each)
 //
 //   node scripts/fleet-node.mjs --port P --store memory|redis [--redis URL --key K] --rate R --burst B
 //
@@ -26,10 +26,15 @@ const log = createEventLog({ store, heartbeatMs: 5000 });
 const rate = Number(arg('rate', '100'));
 const gate = createGate({ ratePerSec: rate, burst: Number(arg('burst', String(rate))), pace: true, spreadMs: 500 });
 let admitted = 0;
+const admittedAt = []; // Date.now() of each admission
+let refused = 0;
 const countedGate = {
   admit() {
     const a = gate.admit();
-    if (a.ok) admitted++;
+    if (a.ok) {
+      admitted++;
+      admittedAt.push(Date.now());
+    } else refused++;
     return a;
   },
 };
@@ -51,9 +56,9 @@ const server = http.createServer((req, res) => {
     });
     return;
   }
-  if (req.url === '/stats') {
+  if (req.url.startsWith('/stats')) {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
-    return res.end(JSON.stringify({ open: gate.open, admitted, connections: log.connections, log: log.stats, status: log.status }));
+    return res.end(JSON.stringify({ open: gate.open, admitted, refused, admittedAt: req.url.includes('times') ? admittedAt : undefined, connections: log.connections, log: log.stats, status: log.status }));
   }
   res.writeHead(404);
   res.end();
