@@ -133,6 +133,11 @@ export async function createRedisStore(options = {}) {
     throw error;
   }
 
+  // node:crypto only here, with node-redis: the module itself stays loadable in Web runtimes.
+  const { createHash } = await import('node:crypto');
+  const sha1 = (text) => createHash('sha1').update(text).digest('hex');
+  const APPEND_SHA = sha1(APPEND);
+  const READ_SHA = sha1(READ);
   const floorKey = `${key}:floor`;
   const reconnectStrategy = (retries) => {
     const attempt = retries + 1;
@@ -149,6 +154,7 @@ export async function createRedisStore(options = {}) {
   let reads = 0;
   let lastSeen = null; // the last id the feed delivered (or the head when it started)
   let everReady = false;
+  let lastAgeTrim = -Infinity;
 
   const unavailable = (error) => new StoreUnavailableError(`${PREFIX}: Redis at ${url} is unavailable: ${error?.message ?? error}`, error);
   function setStatus(next, error) {
@@ -163,6 +169,8 @@ export async function createRedisStore(options = {}) {
   });
   client.on('ready', () => {
     everReady = true;
+    // Load the scripts first on this connection, so the EVALSHAs after them find them.
+    for (const body of [APPEND, READ]) client.sendCommand(['SCRIPT', 'LOAD', body]).catch(() => {});
     setStatus('ready');
   });
   follower.on('error', () => {}); // its failures show on `client` too, and its loop waits for 'ready'
@@ -184,8 +192,18 @@ export async function createRedisStore(options = {}) {
     }
   }
 
+  /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
+  async function script(body, sha, args) {
+    try {
+      return await run(['EVALSHA', sha, '2', key, floorKey, ...args]);
+    } catch (error) {
+      if (!/NOSCRIPT/.test(error?.message)) throw error;
+      return run(['EVAL', body, '2', key, floorKey, ...args]);
+    }
+  }
+
   async function stand(after, limit) {
-    const [floor, first, head, entries] = await run(['EVAL', READ, '2', key, floorKey, after, String(limit), cutoff()]);
+    const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()]);
     return { floor: floor || null, first: first || null, head: head || null, entries };
   }
 
@@ -252,7 +270,11 @@ export async function createRedisStore(options = {}) {
     },
     async append(entry) {
       const fields = entry.gap ? ['g', '1'] : entry.event === 'message' ? ['d', entry.data] : ['e', entry.event, 'd', entry.data];
-      return run(['EVAL', APPEND, '2', key, floorKey, entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), cutoff(), ...fields]);
+      // The age bound is applied by every read, and by an append at most once a second (it costs a lookup).
+      const t = now();
+      const age = t - lastAgeTrim >= 1000 ? cutoff() : '';
+      if (age) lastAgeTrim = t;
+      return script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
     },
     async read(afterId, limit) {
       reads++;

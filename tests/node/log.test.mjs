@@ -395,3 +395,25 @@ describe('front doors', () => {
     await log.close();
   });
 });
+
+test('the server module loads where `redis` is not installed, and createRedisStore says what is missing', async () => {
+  // The module as the package ships it, bundled into a folder with no node_modules above it.
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { join } = await import('node:path');
+  const { spawnSync } = await import('node:child_process');
+  const dir = mkdtempSync(join(tmpdir(), 'server-without-redis-'));
+  try {
+    const out = join(dir, 'server.mjs');
+    const root = new URL('../../', import.meta.url).pathname;
+    const r = spawnSync(join(root, 'node_modules/.bin/esbuild'), [join(root, 'src/server/index.js'), '--bundle', '--platform=node', '--format=esm', '--external:redis', '--log-level=warning', `--outfile=${out}`]);
+    assert.equal(r.status, 0, String(r.stderr));
+    const alone = await import(out);
+    const log = alone.createEventLog({ heartbeatMs: 0 });
+    assert.match(await log.append({ data: 'works' }), /^\d+-\d+$/);
+    await assert.rejects(alone.createRedisStore({ url: redis.url }), (e) => /npm install redis/.test(e.message) && /optional peer dependency/.test(e.message));
+    await log.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
