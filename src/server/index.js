@@ -1,11 +1,14 @@
 // managed-eventsource/server: the server's half of seed 001, for Node (node:http, Express) and for
 // runtimes with Web Request/Response (Next.js route handlers, Hono, Deno, Bun, Workers).
 //
-// It holds no I/O of its own and depends on nothing: an admission gate (a token bucket with an open-stream
-// budget, whose refusals say when to come back), the soft rejection that every SSE client honours (a 200
-// event stream carrying `retry:` and then ending, where a 503 would end a native EventSource for good), and
-// the few lines a stream sends to keep its clients spread out. The development server (www/server.mjs)
-// and the population run use this file as it ships.
+// This file holds the admission gate (a token bucket with an open-stream budget, whose refusals say when to
+// come back) and the few lines a stream sends to keep its clients spread out, and is the module's entry:
+//   common.js     argument checks, the stream's headers, the soft rejection (reject, rejectResponse)
+//   log.js        the event log (replay after a last id, then live) and its memory store
+//   redis.js      the Redis Streams store; node-redis is imported only when it is created
+//   resumable.js  resumable streams started by a request (an LLM completion over POST)
+// Nothing here needs a package installed. The build bundles these files into pkg/server.js and .cjs
+// (readable, `redis` left external); the development server and the population run use that as it ships.
 
 import { ENCODER, describe, finite, range, wait } from './common.js';
 
