@@ -5,9 +5,10 @@
 // head), with and without shared reads, counting the store reads each took. In this process, with no HTTP:
 // what the log and its store cost, not the network.
 //
-//   node scripts/bench-log.mjs [--rounds 3]
+//   node scripts/bench-log.mjs [--rounds 3] [--write]   --write: also the bench-log section of docs/storm.md
 import { existsSync } from 'node:fs';
 import { startRedis } from './redis-server.mjs';
+import { writeSection } from './sections.mjs';
 
 const arg = (name, d) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -92,11 +93,18 @@ try {
 }
 
 const n = (x) => Math.round(x).toLocaleString('en-US');
-console.log(`managed-eventsource/server event log, Node ${process.version}, redis-server on loopback, medians of ${ROUNDS} rounds\n`);
-console.log('store    appends/s awaited   appends/s pipelined   replay events/s (10,000 behind)');
-for (const [kind, r] of Object.entries(results)) console.log(`${kind.padEnd(8)} ${n(median(r.sequential)).padStart(17)}   ${n(median(r.pipelined)).padStart(19)}   ${n(median(r.replay)).padStart(31)}`);
-console.log(`\nA reconnect wave: ${n(WAVE)} clients with the same last id, ${n(BEHIND)} events behind the head, each sent what it missed`);
-console.log('store    configuration                                    time to serve   store reads');
+const lines = [];
+const out = (line = '') => (console.log(line), lines.push(line));
+out(`managed-eventsource/server event log, Node ${process.version}, redis-server on loopback, medians of ${ROUNDS} rounds`);
+out();
+out('store    appends/s awaited   appends/s pipelined   replay events/s (10,000 behind)');
+for (const [kind, r] of Object.entries(results)) out(`${kind.padEnd(8)} ${n(median(r.sequential)).padStart(17)}   ${n(median(r.pipelined)).padStart(19)}   ${n(median(r.replay)).padStart(31)}`);
+out();
+out(`A reconnect wave: ${n(WAVE)} clients with the same last id, ${n(BEHIND)} events behind the head, each sent what it missed`);
+out('store    configuration                                    time to serve   store reads');
 for (const [kind, r] of Object.entries(results)) {
-  for (const [label, w] of Object.entries(r.waves)) console.log(`${kind.padEnd(8)} ${label.padEnd(48)} ${`${median(w.ms).toFixed(1)} ms`.padStart(13)}   ${n(w.reads).padStart(11)}`);
+  for (const [label, w] of Object.entries(r.waves)) out(`${kind.padEnd(8)} ${label.padEnd(48)} ${`${median(w.ms).toFixed(1)} ms`.padStart(13)}   ${n(w.reads).padStart(11)}`);
+}
+if (process.argv.includes('--write')) {
+  writeSection('docs/storm.md', 'bench-log', 'npm run bench:log -- --write', `In one Node process, no HTTP: what the log and its store cost. Appends awaited one by one and pipelined (1,000 at a time); replay of one client 10,000 events behind (no window, no sharing: a store read); a wave of ${n(WAVE)} resumes from one id ${n(BEHIND)} events behind the head, served with no sharing (each reads the store), with shared reads and no recent window, and with both (the default).\n\n\`\`\`\n${lines.join('\n')}\n\`\`\``);
 }

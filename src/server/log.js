@@ -471,13 +471,16 @@ export function createEventLog(options = {}) {
     }
   }
 
+  /** The gate's decision; an admission's release runs once, however often the stream's end is seen. */
   function admit(opts) {
-    if (!opts.gate) return { ok: true, release: opts.release ?? (() => {}) };
-    const a = opts.gate.admit();
+    const a = opts.gate ? opts.gate.admit() : { ok: true, release() {} };
     if (!a.ok) return a;
+    let held = true;
     return {
       ok: true,
       release: () => {
+        if (!held) return;
+        held = false;
         a.release();
         opts.release?.();
       },
