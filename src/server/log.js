@@ -550,6 +550,7 @@ export function createEventLog(options = {}) {
         }
         if (gone) return conn.close();
         res.writeHead(200, { ...HEADERS, ...opts.headers });
+        res.flushHeaders?.(); // the client opens now, even with nothing to replay
         if (opts.retry) res.write(opts.retry + '\n');
         conn.start((text) => {
           res.write(text);

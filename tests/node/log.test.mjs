@@ -417,3 +417,22 @@ test('the server module loads where `redis` is not installed, and createRedisSto
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('node:http: a client with nothing to replay sees the headers at once, then live events', async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  const s = http.createServer((req, res) => log.serve(req, res));
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  try {
+    const ac = new AbortController();
+    const res = await fetch(`http://127.0.0.1:${s.address().port}/`, { signal: ac.signal }); // resolves on the headers
+    assert.equal(res.status, 200);
+    const reader = res.body.getReader();
+    const id = await log.append({ data: 'live' });
+    assert.equal(new TextDecoder().decode((await reader.read()).value), `id: ${id}\ndata: live\n\n`);
+    ac.abort();
+  } finally {
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
+    await log.close();
+  }
+});
