@@ -387,14 +387,15 @@ export function createEventLog(options = {}) {
         if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
         if (!conn.open || conn.write) return handle;
         conn.write = write;
-        for (const text of pending) write(text);
         const buffered = conn.buffer;
         conn.buffer = null;
         for (const ev of buffered) {
           if (ev.id !== null && conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
           conn.skipThrough = null;
-          write(ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev));
+          pending.push(ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev));
         }
+        if (pending.length) write(pending.join('')); // the replay in one write, not one a frame
+        pending.length = 0;
         heartbeats();
         return handle;
       },
