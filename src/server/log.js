@@ -226,7 +226,7 @@ export function createEventLog(options = {}) {
   const now = options.now ?? Date.now;
 
   /** The recent window: every event fed since `start` (exclusive; null: since its first event). */
-  const window = { events: [], from: 0, start: store.head ?? null };
+  const recentWindow = { events: [], from: 0, start: store.head ?? null };
   const connections = new Set();
   const reads = new Map(); // afterId -> { promise, issuedAt (fed count), done, at }
   const stats = { reads: 0, sharedReads: 0, windowServed: 0, reloads: 0, connections: 0 };
@@ -243,16 +243,16 @@ export function createEventLog(options = {}) {
 
   function remember(ev) {
     if (recent === 0) {
-      window.start = ev.id;
+      recentWindow.start = ev.id;
       return;
     }
-    window.events.push(ev);
-    if (window.events.length - window.from > recent) {
-      window.start = window.events[window.from].id;
-      window.from++;
-      if (window.from > 1024 && window.from * 2 > window.events.length) {
-        window.events.splice(0, window.from);
-        window.from = 0;
+    recentWindow.events.push(ev);
+    if (recentWindow.events.length - recentWindow.from > recent) {
+      recentWindow.start = recentWindow.events[recentWindow.from].id;
+      recentWindow.from++;
+      if (recentWindow.from > 1024 && recentWindow.from * 2 > recentWindow.events.length) {
+        recentWindow.events.splice(0, recentWindow.from);
+        recentWindow.from = 0;
       }
     }
   }
@@ -261,19 +261,19 @@ export function createEventLog(options = {}) {
   function trimWindow() {
     if (!(store.maxAgeMs < Infinity)) return;
     const cutoff = now() - store.maxAgeMs;
-    while (window.events.length > window.from && window.events[window.from].at <= cutoff) {
-      window.start = window.events[window.from].id;
-      window.from++;
+    while (recentWindow.events.length > recentWindow.from && recentWindow.events[recentWindow.from].at <= cutoff) {
+      recentWindow.start = recentWindow.events[recentWindow.from].id;
+      recentWindow.from++;
     }
   }
 
   /** Whether the window holds every event after `id` that has been fed. */
   function windowJoins(id) {
-    if (window.start !== null && compareIds(id, window.start) >= 0) return true;
-    return window.events.length > window.from && compareIds(id, window.events[window.from].id) >= 0;
+    if (recentWindow.start !== null && compareIds(id, recentWindow.start) >= 0) return true;
+    return recentWindow.events.length > recentWindow.from && compareIds(id, recentWindow.events[recentWindow.from].id) >= 0;
   }
-  const windowLast = () => (window.events.length > window.from ? window.events[window.events.length - 1].id : window.start);
-  const windowAfter = (id) => window.events.slice(after(window.events, id, window.from));
+  const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
+  const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
 
   function dispatch(ev) {
     const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
@@ -301,9 +301,9 @@ export function createEventLog(options = {}) {
     },
     /** The feed is not continuous with what the window holds (a store that lost its data). */
     reset(position = null) {
-      window.events = [];
-      window.from = 0;
-      window.start = position;
+      recentWindow.events = [];
+      recentWindow.from = 0;
+      recentWindow.start = position;
       reads.clear();
     },
   });
