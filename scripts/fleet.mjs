@@ -12,7 +12,7 @@
 //   node scripts/population.mjs --fleet                 2,000 clients, Redis then memory (about 2 minutes)
 //   node scripts/population.mjs --fleet --quick         300 clients, both stores (under a minute); `npm test`
 //   node scripts/population.mjs --fleet --store redis   one store only
-//   node scripts/population.mjs --fleet --write         also writes the fleet section of docs/storm.md
+//   node scripts/population.mjs --fleet --write         also writes the fleet section of docs/storm.md (if it passed)
 //
 // Exits 1 if the Redis run lost or repeated an event, left a client out of order or unconnected, or took
 // longer than 1.15 x N/C to admit 99 % of the moved clients. The time for all of them is printed beside it:
@@ -251,7 +251,7 @@ for (const r of results.filter((x) => x.kind === 'redis')) {
 }
 for (const n of notes) say(`note: ${n}`);
 if (!failed && results.some((r) => r.kind === 'redis')) say(`ok: with the shared log every client has every event once, in order, and 99 % of the moved clients were back within ${PACING_LIMIT} x N/C`);
-if (write && !quick && !only) {
+if (write && !quick && !only && !failed) {
   const md = (cells) => `| ${cells.join(' | ')} |`;
   const table = [md(header), md(header.map((_, i) => (i ? '---:' : '---'))), ...rows.map(md)].join('\n');
   const waves = results.map((r) => `- ${r.kind}: admitted a second on node 1 from the kill: ${r.wave.perSecond.join(', ')}; all ${N} first connected in ${s1(r.connect.ms)} s against N/C ${s1(r.connect.ideal)} s (${(r.connect.ms / r.connect.ideal).toFixed(2)}).`).join('\n');
