@@ -16,18 +16,22 @@ const arg = (name, fallback) => {
 const backends = arg('to', '').split(',').filter(Boolean).map(Number);
 let next = 0;
 
-/** Connects to the first node, from the next in turn, that accepts; null if none does. */
-function connectUpstream(tries = backends.length) {
-  return new Promise((resolve) => {
-    if (tries === 0) return resolve(null);
-    const port = backends[next++ % backends.length];
-    const upstream = net.connect(port, '127.0.0.1');
-    upstream.once('connect', () => resolve(upstream));
-    upstream.once('error', () => {
-      upstream.destroy();
-      connectUpstream(tries - 1).then(resolve);
+/** Connects to the first node that accepts, trying each once from the next in turn; null if none does. */
+async function connectUpstream() {
+  const first = next++;
+  for (let i = 0; i < backends.length; i++) {
+    const port = backends[(first + i) % backends.length];
+    const upstream = await new Promise((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => resolve(socket));
+      socket.once('error', () => {
+        socket.destroy();
+        resolve(null);
+      });
     });
-  });
+    if (upstream) return upstream;
+  }
+  return null;
 }
 
 const server = net.createServer(async (client) => {
