@@ -61,7 +61,7 @@ export function findBrowsers() {
 }
 
 /** Installs Debian packages as root on Debian; elsewhere fails with the one command that would. */
-function debianPackages(packages, why) {
+export function debianPackages(packages, why) {
   if (packages.length === 0) return;
   const command = `apt-get install -y ${packages.join(' ')}`;
   const root = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -73,7 +73,8 @@ function debianPackages(packages, why) {
     if (install && install.status === 0) return;
     fail(`apt-get could not install ${packages.join(', ')}; try: ${command}`);
   }
-  fail(`${why} need Debian packages that are missing: ${packages.join(', ')}.\n         On Debian or Ubuntu: sudo ${command}\n         (Playwright and wasm-pack cannot download a browser here).`);
+  const browsers = packages.some((p) => p !== 'redis-server') ? '\n         (Playwright and wasm-pack cannot download a browser here).' : '';
+  fail(`${why} need Debian packages that are missing: ${packages.join(', ')}.\n         On Debian or Ubuntu: sudo ${command}${browsers}`);
 }
 
 function setup({ browser, redis }) {
