@@ -216,9 +216,12 @@ function buildManifest() {
   writeFileSync(join(pkg, 'fetch.d.ts'), fetchTypes);
   writeFileSync(join(pkg, 'fetch.d.cts'), fetchTypes.replaceAll("'./index.js'", "'./index.cjs'"));
   for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
-  // managed-eventsource/server ships as written (readable, no wasm), with a CommonJS copy.
-  copyFileSync(join(root, 'src', 'server', 'index.js'), join(pkg, 'server.js'));
-  run(bin('esbuild'), [join(root, 'src', 'server', 'index.js'), '--format=cjs', '--target=es2022', '--log-level=warning', `--outfile=${join(pkg, 'server.cjs')}`]);
+  // managed-eventsource/server ships readable (bundled from src/server/, not minified, no wasm), as an ES
+  // module and a CommonJS copy. `redis` stays an import() inside createRedisStore, so the module loads
+  // without it (an optional peer dependency).
+  for (const [format, out] of [['esm', 'server.js'], ['cjs', 'server.cjs']]) {
+    run(bin('esbuild'), [join(root, 'src', 'server', 'index.js'), '--bundle', '--platform=node', `--format=${format}`, '--target=es2022', '--external:redis', '--log-level=warning', `--outfile=${join(pkg, out)}`]);
+  }
   const serverTypes = readFileSync(join(root, 'src', 'server', 'index.d.ts'), 'utf8');
   writeFileSync(join(pkg, 'server.d.ts'), serverTypes);
   writeFileSync(join(pkg, 'server.d.cts'), serverTypes);
@@ -262,6 +265,8 @@ function buildManifest() {
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,
+    peerDependencies: { redis: '^6.0.0' },
+    peerDependenciesMeta: { redis: { optional: true } },
     engines: { node: '>=18' },
   };
   writeFileSync(join(pkg, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');

@@ -13,6 +13,8 @@
 //   node scripts/population.mjs --quick    300 clients, 5 s outage, three configurations (under a minute);
 //                                          exits 1 if a measured peak differs from the simulated one by more
 //                                          than the tolerance below. `npm test` runs this.
+//   node scripts/population.mjs --fleet    two nodes sharing a Redis log behind a proxy, one restarted
+//                                          (scripts/fleet.mjs; with --quick, 300 clients)
 //   node scripts/population.mjs --write    also writes docs/population.svg and the docs/storm.md section between
 //                                          <!-- population:begin --> and <!-- population:end -->
 
@@ -24,6 +26,11 @@ import { fileURLToPath } from 'node:url';
 import { EventSource as Base } from 'eventsource';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// `--fleet`: resume without loss across two nodes sharing a log (scripts/fleet.mjs), not the restart below.
+if (process.argv.includes('--fleet')) {
+  await import('./fleet.mjs');
+  process.exit(process.exitCode ?? 0);
+}
 const quick = process.argv.includes('--quick');
 const write = process.argv.includes('--write');
 const N = quick ? 300 : 2000;

@@ -2,8 +2,12 @@
 //
 //   node scripts/setup.mjs            Rust wasm target, wasm-pack, wasm-bindgen CLI, npm packages
 //   node scripts/setup.mjs --browser  also finds Chromium, chromedriver, Firefox and WebKitGTK (MiniBrowser,
-//                                     WebKitWebDriver, Xvfb), and installs geckodriver with cargo when it is
-//                                     missing (for the tests)
+//                                     WebKitWebDriver, Xvfb) and redis-server, and installs geckodriver with
+//                                     cargo when it is missing (for the tests)
+//   node scripts/setup.mjs --redis    also finds redis-server (the fleet run, bench:log)
+//
+// The system packages (the browsers, their drivers, Xvfb, redis-server) come from Debian: run as root on
+// Debian (CI, containers), this installs the missing ones with apt-get; elsewhere it prints the one command.
 //
 // A first run on a fresh machine compiles wasm-pack, wasm-bindgen-cli and geckodriver from crates.io:
 // about 12 minutes on two cores. Later runs take a second.
@@ -56,7 +60,24 @@ export function findBrowsers() {
   return { chrome, driver, firefox, webkit };
 }
 
-function setup({ browser }) {
+/** Installs Debian packages as root on Debian; elsewhere fails with the one command that would. */
+export function debianPackages(packages, why) {
+  if (packages.length === 0) return;
+  const command = `apt-get install -y ${packages.join(' ')}`;
+  const root = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (root && existsSync('/etc/debian_version') && which('apt-get')) {
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    say(`installing ${packages.join(', ')} from Debian (${why})`);
+    const update = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env });
+    const install = update.status === 0 && spawnSync('apt-get', ['install', '-y', '-qq', ...packages], { stdio: 'inherit', env });
+    if (install && install.status === 0) return;
+    fail(`apt-get could not install ${packages.join(', ')}; try: ${command}`);
+  }
+  const browsers = packages.some((p) => p !== 'redis-server') ? '\n         (Playwright and wasm-pack cannot download a browser here).' : '';
+  fail(`${why} need Debian packages that are missing: ${packages.join(', ')}.\n         On Debian or Ubuntu: sudo ${command}${browsers}`);
+}
+
+function setup({ browser, redis }) {
   if (!which('cargo') || !which('rustup')) {
     fail('Rust is missing: install it with rustup (https://rustup.rs), then run this again.');
   }
@@ -107,16 +128,29 @@ function setup({ browser }) {
     }
   }
 
+  if (browser || redis) {
+    // What each Debian package provides, and who needs it.
+    const wanted = [
+      ...(browser
+        ? [
+            ['chromium', () => findBrowsers().chrome],
+            ['chromium-driver', () => which('chromedriver')],
+            ['firefox-esr', () => findBrowsers().firefox],
+            ['webkit2gtk-driver', () => which('WebKitWebDriver')],
+            ['xvfb', () => which('Xvfb')],
+          ]
+        : []),
+      ['redis-server', () => which('redis-server')],
+    ];
+    debianPackages(
+      wanted.filter(([, found]) => !found()).map(([name]) => name),
+      browser ? 'the browser tests and the event log tests' : 'the event log tests, the fleet run and bench:log',
+    );
+  }
+
   if (browser) {
     const { chrome, driver, firefox, webkit } = findBrowsers();
-    if (!chrome || !driver || !firefox || !webkit) {
-      fail(
-        'Chromium with chromedriver, Firefox, and WebKitGTK with its WebDriver and Xvfb are needed for the browser tests; missing: ' +
-          [!chrome && 'chromium', !driver && 'chromedriver', !firefox && 'firefox', !webkit && 'WebKitWebDriver or Xvfb'].filter(Boolean).join(', ') +
-          '.\n         On Debian or Ubuntu: sudo apt-get install -y chromium chromium-driver firefox-esr webkit2gtk-driver xvfb\n' +
-          '         (Playwright and wasm-pack cannot download a browser here).',
-      );
-    }
+    if (!chrome || !driver || !firefox || !webkit) fail('the browsers are still missing after installing them');
     if (!output('geckodriver', ['--version'])) {
       // The npm package and wasm-pack would download a prebuilt geckodriver, which fails offline.
       if (!run('cargo', ['install', 'geckodriver', '--locked'], 'compiling geckodriver from crates.io (about 4 minutes, once)')) {
@@ -129,5 +163,5 @@ function setup({ browser }) {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  setup({ browser: process.argv.includes('--browser') });
+  setup({ browser: process.argv.includes('--browser'), redis: process.argv.includes('--redis') });
 }

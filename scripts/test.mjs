@@ -131,6 +131,7 @@ if (ready) {
     await step("scripts' and server module's tests: node --test tests/node", () => run('node', ['--test', '--test-reporter=spec', 'tests/node/']));
     await step('size report: node scripts/size.mjs', () => run('node', ['scripts/size.mjs']));
     await step('population run, quick: node scripts/population.mjs --quick', () => run('node', ['scripts/population.mjs', '--quick']));
+    await step('fleet run, quick: node scripts/population.mjs --fleet --quick', () => run('node', ['scripts/population.mjs', '--fleet', '--quick']));
     await step(`page tests: node --test tests/page, ${PAGE_CONCURRENCY} files at a time`, () =>
       run('node', ['--test', '--test-reporter=spec', `--test-concurrency=${PAGE_CONCURRENCY}`, 'tests/page/']),
     );

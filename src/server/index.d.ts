@@ -1,5 +1,6 @@
 // Types for managed-eventsource/server: the server's half of seed 001 (admission, soft rejection, retry
-// hints), for Node and for runtimes with Web Request/Response.
+// hints, and resume without loss: an event log over a memory or Redis store, resumable POST streams), for
+// Node and for runtimes with Web Request/Response.
 
 export interface GateOptions {
   /** Tokens added to the bucket a second: the connections a second the gate admits. Above 0, finite. */
@@ -52,3 +53,180 @@ export function retryField(baseMs: number, spreadMs?: number, random?: () => num
 export function heartbeat(text?: string): string;
 /** Sends each open stream `retry:` of `ms` plus up to `spreadMs` (default `ms`); returns how many were written to. */
 export function broadcastRetry(streams: Iterable<OpenStream>, ms: number, options?: { spreadMs?: number; random?: () => number }): number;
+
+// ---- the event log ---------------------------------------------------------------------------------------
+
+/** An event as appended: `data` a string (line breaks become several `data:` lines), `event` a name with no
+ * line break (default 'message'), `id` given (`<ms>-<seq>`, above the last) or assigned in order. */
+export interface LogEntry {
+  data: string;
+  event?: string;
+  id?: string;
+}
+
+/** An event as a store holds it. */
+export interface LogRecord {
+  id: string;
+  event: string;
+  data: string;
+  /** A gap marker: events went out without ids while the store was unavailable. Sent as the reload event. */
+  gap: boolean;
+  /** When it was appended, ms. */
+  at: number;
+}
+
+/** What a store read returns: the events after the id (up to the limit), whether the store can vouch for
+ * the id, whether there were more than the limit, and the last id ever issued. */
+export interface Snapshot {
+  events: LogRecord[];
+  complete: boolean;
+  more: boolean;
+  head: string | null;
+}
+
+export type StoreStatus = 'connecting' | 'ready' | 'unavailable' | 'closed';
+
+/** The interface both stores implement; a store belongs to one log. */
+export interface EventStore {
+  readonly kind: string;
+  readonly status: StoreStatus;
+  /** Reads issued against the store so far. */
+  readonly reads: number;
+  readonly maxEvents: number;
+  readonly maxAgeMs: number;
+  /** The last id the store's feed has delivered (memory: issued), or null. */
+  readonly head: string | null;
+  append(entry: { id?: string; event: string; data: string; gap?: boolean }): Promise<string>;
+  read(afterId: string, limit: number): Promise<Snapshot>;
+  attach(log: { event(record: LogRecord): void; status(status: StoreStatus, error?: unknown): void; reset(position?: string | null): void }): void;
+  close(): void | Promise<void>;
+}
+
+export interface MemoryStoreOptions {
+  /** The most events held. A whole number, at least 1; default 10,000. */
+  maxEvents?: number;
+  /** Events older than this are not replayed, ms. Default one hour. */
+  maxAgeMs?: number;
+  /** The store's clock, ms. Default `Date.now`. */
+  now?: () => number;
+}
+
+export interface RedisStoreOptions extends MemoryStoreOptions {
+  /** Default redis://127.0.0.1:6379. */
+  url?: string;
+  /** The stream's key (the last id trimmed away is kept at `<key>:floor`). Default 'events'. */
+  key?: string;
+  /** The ladder both connections reconnect on (full jitter): attempt n waits a uniform draw in
+   * [0, min(maxMs, baseMs * factor^(n-1))]. Default { baseMs: 500, maxMs: 10000, factor: 2 }. */
+  reconnect?: { baseMs?: number; maxMs?: number; factor?: number };
+  /** A source of numbers in [0, 1) for the ladder. Default `Math.random`. */
+  random?: () => number;
+  /** Called before each reconnect attempt with its number and the wait drawn. */
+  onreconnect?: (info: { attempt: number; delayMs: number }) => void;
+  /** How long the follow read blocks, ms. Default 5,000. */
+  blockMs?: number;
+  /** More node-redis client options (not `url`, `disableOfflineQueue` or `socket.reconnectStrategy`). */
+  clientOptions?: Record<string, unknown>;
+}
+
+export interface EventLogOptions {
+  /** Default: `createMemoryStore()`. */
+  store?: EventStore;
+  /** The recent window, events: resumes inside it need no store read. Default 1,000 (at most the store's maxEvents). */
+  recent?: number;
+  /** Simultaneous resumes from the same id share one store read, kept this long after it returns, ms. Default 1,000. */
+  snapshotMs?: number;
+  /** Share reads at all. Default true. */
+  shareReads?: boolean;
+  /** The most events one resume replays; a client further behind is sent the reload event. Default 10,000. */
+  maxReplay?: number;
+  /** The event a client gets when the log cannot vouch for its id. Default 'reload'. */
+  reloadEvent?: string;
+  /** The query parameter read when there is no Last-Event-ID header (null: none). Default 'lastEventId'. */
+  lastEventIdParam?: string | null;
+  /** A comment line to every stream this often, ms (0: none). Default 15,000. */
+  heartbeatMs?: number;
+  /** A resume refused because the store is unavailable waits this plus up to as much again, ms. Default 5,000. */
+  unavailableRetryMs?: number;
+  /** A client this many bytes behind is disconnected (it resumes from its last id). Default 1 MiB. */
+  maxBufferedBytes?: number;
+  /** The store's status changed: 'unavailable' (live events go on, with no id), 'ready' again. */
+  onstatus?: (status: StoreStatus, error?: unknown) => void;
+  /** An unexpected error inside serve() or response(), which answered 500 or closed the stream. */
+  onerror?: (error: unknown) => void;
+  now?: () => number;
+  random?: () => number;
+}
+
+/** A client attached to the log: `start(write)` writes what it missed, then every live event. */
+export interface LogConnection {
+  start(write: (text: string) => void): LogConnection;
+  close(): void;
+  readonly open: boolean;
+}
+
+export interface ServeOptions {
+  /** Admit through this gate first: a refused client gets `retry:` (and `hintEvent`). */
+  gate?: Pick<Gate, 'admit'>;
+  /** With a refusal, also dispatch this event carrying the wait (a managed-eventsource client's `retryHintEvent`). */
+  hintEvent?: string;
+  /** Called once when the stream ends (besides the gate's own release). */
+  release?: () => void;
+  /** A line written first, e.g. `retryField(3000, 7000)`. */
+  retry?: string;
+  /** More response headers. */
+  headers?: Record<string, string>;
+}
+
+export interface EventLog {
+  readonly store: EventStore;
+  readonly status: StoreStatus;
+  readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number };
+  /** Connections attached to the live feed. */
+  readonly connections: number;
+  /** Resolves to the event's id, or null when the store is unavailable (the event went out live, with no id). */
+  append(entry: LogEntry): Promise<string | null>;
+  /** Rejects (code 'STORE_UNAVAILABLE') only when the store is down and the recent window cannot serve the id. */
+  connect(lastEventId: string | null | undefined): Promise<LogConnection>;
+  /** The Last-Event-ID header, else the query parameter, of a node:http or Web request. */
+  lastEventId(request: { headers: unknown; url?: string }): string | null;
+  /** node:http and Express. Never throws or rejects. */
+  serve(req: { headers: Record<string, string | string[] | undefined>; url?: string }, res: any, options?: ServeOptions): Promise<void>;
+  /** Runtimes with Web Request/Response. Never rejects. */
+  response(request: Request, options?: ServeOptions): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export function createEventLog(options?: EventLogOptions): EventLog;
+export function createMemoryStore(options?: MemoryStoreOptions): EventStore;
+/** Loads node-redis (the optional peer dependency `redis`) and connects; rejects naming the package if it is missing. */
+export function createRedisStore(options?: RedisStoreOptions): Promise<EventStore>;
+/** Orders two `<ms>-<seq>` ids. */
+export function compareIds(a: string, b: string): number;
+/** The ladder's full-jitter delay before attempt n (from 1): uniform in [0, min(maxMs, baseMs * factor^(n-1))]. */
+export function ladderDelay(attempt: number, ladder?: { baseMs?: number; maxMs?: number; factor?: number }, random?: () => number): number;
+
+// ---- resumable streams -----------------------------------------------------------------------------------
+
+export type Chunk = string | { event?: string; data: string };
+
+export interface ResumableStreamsOptions {
+  /** How long an ended stream stays resumable, ms. Default 300,000. */
+  keepMs?: number;
+  /** The most chunks a stream holds. Default 100,000. */
+  maxEvents?: number;
+  /** The query parameter read when there is no Last-Event-ID header. Default 'lastEventId'. */
+  lastEventIdParam?: string;
+}
+
+export interface ResumableStreams {
+  /** Streams held (running, or ended and still resumable). */
+  readonly size: number;
+  /** Starts a stream without a request; returns its id. */
+  start(produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): string;
+  /** No last id: start `produce` as a new stream. A last id `<stream>:<n>`: the rest of that stream, or 204. */
+  serve(req: any, res: any, produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): void;
+  response(request: Request, produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): Response;
+}
+
+export function createResumableStreams(options?: ResumableStreamsOptions): ResumableStreams;

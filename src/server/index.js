@@ -1,43 +1,21 @@
 // managed-eventsource/server: the server's half of seed 001, for Node (node:http, Express) and for
 // runtimes with Web Request/Response (Next.js route handlers, Hono, Deno, Bun, Workers).
 //
-// It holds no I/O of its own and depends on nothing: an admission gate (a token bucket with an open-stream
-// budget, whose refusals say when to come back), the soft rejection that every SSE client honours (a 200
-// event stream carrying `retry:` and then ending, where a 503 would end a native EventSource for good), and
-// the few lines a stream sends to keep its clients spread out. The development server (www/server.mjs)
-// and the population run use this file as it ships.
+// This file holds the admission gate (a token bucket with an open-stream budget, whose refusals say when to
+// come back) and the few lines a stream sends to keep its clients spread out, and is the module's entry:
+//   common.js     argument checks, the stream's headers, the soft rejection (reject, rejectResponse)
+//   log.js        the event log (replay after a last id, then live) and its memory store
+//   redis.js      the Redis Streams store; node-redis is imported only when it is created
+//   resumable.js  resumable streams started by a request (an LLM completion over POST)
+// Nothing here needs a package installed. The build bundles these files into pkg/server.js and .cjs
+// (readable, `redis` left external); the development server and the population run use that as it ships.
 
-const ENCODER = new TextEncoder();
+import { ENCODER, describe, finite, range, wait } from './common.js';
 
-/** A finite number in [min, max], or a RangeError naming `name`. */
-function range(name, value, min, max = Infinity) {
-  if (typeof value !== 'number' || Number.isNaN(value)) {
-    throw new TypeError(`managed-eventsource/server: ${name} must be a number, not ${describe(value)}`);
-  }
-  if (!(value >= min && value <= max)) {
-    throw new RangeError(`managed-eventsource/server: ${name} must be ${max === Infinity ? `at least ${min}` : `from ${min} to ${max}`}, not ${value}`);
-  }
-  return value;
-}
-
-/** The same, and finite. */
-function finite(name, value, min, max) {
-  range(name, value, min, max);
-  if (!Number.isFinite(value)) throw new RangeError(`managed-eventsource/server: ${name} must be finite, not ${value}`);
-  return value;
-}
-
-const describe = (v) => (v === null ? 'null' : typeof v === 'string' ? JSON.stringify(v) : typeof v);
-
-/** A wait in whole milliseconds, as `retry:` takes it (digits only; the specification ignores the rest). */
-const wait = (name, ms) => Math.round(finite(name, ms, 0, 2 ** 31 - 1));
-
-/** An event name that cannot break the frame it goes in. */
-function eventName(name, value) {
-  if (typeof value !== 'string') throw new TypeError(`managed-eventsource/server: ${name} must be a string, not ${describe(value)}`);
-  if (value === '' || /[\r\n]/.test(value)) throw new TypeError(`managed-eventsource/server: ${name} must be a non-empty string with no line break, not ${JSON.stringify(value)}`);
-  return value;
-}
+export { reject, rejectResponse } from './common.js';
+export { createEventLog, createMemoryStore, compareIds } from './log.js';
+export { createRedisStore, ladderDelay } from './redis.js';
+export { createResumableStreams } from './resumable.js';
 
 /**
  * An admission gate: a token bucket of `ratePerSec` tokens a second holding at most `burst` (seed 001,
@@ -132,35 +110,6 @@ export function createGate(options = {}) {
       return Math.floor(tokens);
     },
   };
-}
-
-/** The soft rejection's body: `retry:`, the hint event when asked for, and a comment. */
-function rejection(retryMs, options = {}) {
-  const ms = wait('retryMs', retryMs);
-  if (options === null || typeof options !== 'object') throw new TypeError(`managed-eventsource/server: the options must be an object, not ${describe(options)}`);
-  const hint = options.hintEvent === undefined ? '' : `event: ${eventName('hintEvent', options.hintEvent)}\ndata: ${ms}\n`;
-  return `retry: ${ms}\n${hint}\n: come back in ${ms} ms\n\n`;
-}
-
-const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' };
-
-/**
- * Seed 001, step 2, for node:http and Express: answers 200 with an event stream that says `retry:
- * retryMs` (and, with `hintEvent`, dispatches that event with the wait as its data, for clients that
- * cannot read `retry:`, such as ours: `retryHintEvent`), then ends it. Every SSE client reconnects after
- * an ended 200 stream; a 503 would end a native EventSource for good.
- */
-export function reject(res, retryMs, options) {
-  if (!res || typeof res.writeHead !== 'function' || typeof res.end !== 'function') throw new TypeError(`managed-eventsource/server: reject takes a node:http ServerResponse (or Express response), not ${describe(res)}`);
-  const body = rejection(retryMs, options);
-  if (res.headersSent) throw new Error('managed-eventsource/server: reject: the response has already sent its headers; reject before writing');
-  res.writeHead(200, HEADERS);
-  res.end(body);
-}
-
-/** The same soft rejection as a Web `Response` (Next.js route handlers, Hono, Deno, Bun, Workers). */
-export function rejectResponse(retryMs, options) {
-  return new Response(rejection(retryMs, options), { status: 200, headers: HEADERS });
 }
 
 /** Seed 001, step 1: a `retry:` line of `baseMs` plus up to `spreadMs`, different for every stream so that

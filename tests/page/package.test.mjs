@@ -136,6 +136,8 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.equal(manifest.exports['./package.json'], './package.json');
   assert.ok(manifest.engines.node);
   assert.equal(manifest.license, 'MIT OR Apache-2.0');
+  // The Redis store's client library is an optional peer: never installed with the package.
+  assert.deepEqual(manifest.peerDependenciesMeta, { redis: { optional: true } });
   assert.ok(!files.some((f) => f.endsWith('.wasm')), 'the wasm is inside each flavour');
 });
 
@@ -244,19 +246,27 @@ es.onmessage = (e) => { ids.push(e.lastEventId); if (ids.length === 4) { es.clos
   }
 });
 
-test('managed-eventsource/server: import and require from the tarball, a gate and a Web Response', async () => {
+test('managed-eventsource/server: import and require from the tarball, a gate, a Web Response, the event log', async () => {
   const dir = scratch('server');
   const script = `
 const gate = createGate({ ratePerSec: 5, burst: 2, pace: true, spreadMs: 0, now: () => 0 });
 const decisions = [gate.admit(), gate.admit(), gate.admit()].map((a) => a.ok || a.retryMs);
-rejectResponse(1500, { hintEvent: 'retry-hint' }).text().then((body) => console.log(JSON.stringify({ decisions, body })));
+const log = createEventLog({ heartbeatMs: 0 });
+Promise.all([
+  rejectResponse(1500, { hintEvent: 'retry-hint' }).text(),
+  log.append({ data: 'one' }).then((id) => log.connect(id === null ? '' : '0-0')).then((c) => { let text = ''; c.start((t) => (text += t)).close(); return text; }),
+]).then(([body, replay]) => { console.log(JSON.stringify({ decisions, body, replay })); return log.close(); });
 `;
-  writeFileSync(join(dir, 'esm.mjs'), "import { createGate, rejectResponse } from 'managed-eventsource/server';" + script);
-  writeFileSync(join(dir, 'cjs.cjs'), "const { createGate, rejectResponse } = require('managed-eventsource/server');" + script);
+  const names = 'createGate, rejectResponse, createEventLog';
+  writeFileSync(join(dir, 'esm.mjs'), `import { ${names} } from 'managed-eventsource/server';` + script);
+  writeFileSync(join(dir, 'cjs.cjs'), `const { ${names} } = require('managed-eventsource/server');` + script);
   for (const f of ['esm.mjs', 'cjs.cjs']) {
     const out = JSON.parse(run(process.execPath, [f], dir));
     assert.deepEqual(out.decisions, [true, true, 200], f);
     assert.equal(out.body, 'retry: 1500\nevent: retry-hint\ndata: 1500\n\n: come back in 1500 ms\n\n', f);
+    // The event log (memory store) from the tarball; `redis` is an optional peer, not installed with it
+    // (tests/node/log.test.mjs loads the module where no `redis` can be found).
+    assert.match(out.replay, /^id: \d+-\d+\nevent: reload\ndata: unknown\n\n$/, f);
   }
 });
 

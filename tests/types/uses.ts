@@ -91,6 +91,25 @@ const written: number = broadcastRetry([{ write: (s: string) => s.length }], 30_
 reject({ writeHead: () => undefined, end: () => undefined }, 1000);
 void counts, lines, written;
 
+// managed-eventsource/server's event log and resumable streams
+import { createEventLog, createMemoryStore, createRedisStore, createResumableStreams, ladderDelay, compareIds } from 'managed-eventsource/server';
+import type { EventLog, EventStore, LogConnection, StoreStatus } from 'managed-eventsource/server';
+const memory: EventStore = createMemoryStore({ maxEvents: 10_000, maxAgeMs: 3_600_000 });
+const log: EventLog = createEventLog({ store: memory, recent: 1000, snapshotMs: 1000, reloadEvent: 'reload', onstatus: (s: StoreStatus) => s });
+const appended: Promise<string | null> = log.append({ data: 'hello', event: 'greeting' });
+const conn: Promise<LogConnection> = log.connect('1796290297770-0');
+conn.then((c) => c.start((text: string) => text.length).close());
+const served: Promise<void> = log.serve({ headers: {}, url: '/events' }, {}, { gate, hintEvent: 'retry-hint' });
+const web: Promise<Response> = log.response(new Request('https://example.com/events'), { gate });
+const redisStore: Promise<EventStore> = createRedisStore({ url: 'redis://127.0.0.1:6379', key: 'events', reconnect: { baseMs: 500, maxMs: 10_000 } });
+const streams = createResumableStreams({ keepMs: 60_000 });
+const answer: Response = streams.response(new Request('https://example.com/v1/chat', { method: 'POST' }), async function* () {
+  yield 'token';
+  yield { event: 'done', data: '[DONE]' };
+});
+const order: number = compareIds('1-0', '2-0') + ladderDelay(3, { baseMs: 100 });
+void appended, served, web, redisStore, answer, order;
+
 // The fetch entry: the fetch transport's options, per-attempt functions that may be async, and its events.
 import { ManagedEventSource as FetchSource, createManagedStream as fetchStream, type FetchErrorEvent, type FetchOpenEvent } from 'managed-eventsource/fetch';
 const token = async () => 'abc';

@@ -1,0 +1,67 @@
+// One node of the fleet run (scripts/fleet.mjs): an HTTP server on 127.0.0.1 with managed-eventsource/server
+// as it ships (pkg/server.js), an event log over the memory store or a Redis Streams store shared by every
+// node, behind a paced gate.
+//
+//   GET  /events        the event stream: gate, then replay after Last-Event-ID or ?lastEventId=, then live
+//   POST /publish       appends the request body as one event; answers its id (or "null": stored nowhere)
+//   GET  /stats         { open, admitted, refused, log: stats, status } (?times: and admittedAt, Date.now() each)
+//
+//   node scripts/fleet-node.mjs --port P --store memory|redis [--redis URL --key K] --rate R --burst B
+//
+// It says `{ ready: port }` over IPC once it listens.
+
+import http from 'node:http';
+import { existsSync } from 'node:fs';
+
+const arg = (name, fallback) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? fallback : process.argv[i + 1];
+};
+const shipped = new URL('../pkg/server.js', import.meta.url);
+const { createEventLog, createMemoryStore, createRedisStore, createGate } = await import(existsSync(shipped) ? shipped : new URL('../src/server/index.js', import.meta.url));
+
+const kind = arg('store', 'memory');
+const store = kind === 'redis' ? await createRedisStore({ url: arg('redis'), key: arg('key', 'fleet'), reconnect: { baseMs: 100, maxMs: 2000 } }) : createMemoryStore();
+const log = createEventLog({ store, heartbeatMs: 5000 });
+const rate = Number(arg('rate', '100'));
+const gate = createGate({ ratePerSec: rate, burst: Number(arg('burst', String(rate))), pace: true, spreadMs: 500 });
+let admitted = 0;
+const admittedAt = []; // Date.now() of each admission
+let refused = 0;
+const countedGate = {
+  admit() {
+    const a = gate.admit();
+    if (a.ok) {
+      admitted++;
+      admittedAt.push(Date.now());
+    } else refused++;
+    return a;
+  },
+};
+
+const server = http.createServer((req, res) => {
+  if (req.url.startsWith('/events')) return log.serve(req, res, { gate: countedGate, hintEvent: 'retry-hint' });
+  if (req.url === '/publish' && req.method === 'POST') {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', async () => {
+      try {
+        const id = await log.append({ data: body });
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end(String(id));
+      } catch (error) {
+        res.writeHead(500);
+        res.end(String(error?.message));
+      }
+    });
+    return;
+  }
+  if (req.url.startsWith('/stats')) {
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    return res.end(JSON.stringify({ open: gate.open, admitted, refused, admittedAt: req.url.includes('times') ? admittedAt : undefined, connections: log.connections, log: log.stats, status: log.status }));
+  }
+  res.writeHead(404);
+  res.end();
+});
+server.keepAliveTimeout = 60_000;
+server.listen(Number(arg('port', '0')), '127.0.0.1', () => process.send?.({ ready: server.address().port }));

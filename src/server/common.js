@@ -1,0 +1,65 @@
+// managed-eventsource/server's shared parts: argument checks whose errors name the argument, the event
+// stream's headers, and seed 001's soft rejection (a 200 event stream carrying `retry:`, then its end),
+// which the gate's refusals and the event log's both answer with. No I/O of its own; imports nothing.
+
+export const ENCODER = new TextEncoder();
+
+/** A finite number in [min, max], or a RangeError naming `name`. */
+export function range(name, value, min, max = Infinity) {
+  if (typeof value !== 'number' || Number.isNaN(value)) {
+    throw new TypeError(`managed-eventsource/server: ${name} must be a number, not ${describe(value)}`);
+  }
+  if (!(value >= min && value <= max)) {
+    throw new RangeError(`managed-eventsource/server: ${name} must be ${max === Infinity ? `at least ${min}` : `from ${min} to ${max}`}, not ${value}`);
+  }
+  return value;
+}
+
+/** The same, and finite. */
+export function finite(name, value, min, max) {
+  range(name, value, min, max);
+  if (!Number.isFinite(value)) throw new RangeError(`managed-eventsource/server: ${name} must be finite, not ${value}`);
+  return value;
+}
+
+export const describe = (v) => (v === null ? 'null' : typeof v === 'string' ? JSON.stringify(v) : typeof v);
+
+/** A wait in whole milliseconds, as `retry:` takes it (digits only; the specification ignores the rest). */
+export const wait = (name, ms) => Math.round(finite(name, ms, 0, 2 ** 31 - 1));
+
+/** An event name that cannot break the frame it goes in. */
+export function eventName(name, value) {
+  if (typeof value !== 'string') throw new TypeError(`managed-eventsource/server: ${name} must be a string, not ${describe(value)}`);
+  if (value === '' || /[\r\n]/.test(value)) throw new TypeError(`managed-eventsource/server: ${name} must be a non-empty string with no line break, not ${JSON.stringify(value)}`);
+  return value;
+}
+
+/** The soft rejection's body: `retry:`, the hint event when asked for, and a comment. */
+export function rejection(retryMs, options = {}) {
+  const ms = wait('retryMs', retryMs);
+  if (options === null || typeof options !== 'object') throw new TypeError(`managed-eventsource/server: the options must be an object, not ${describe(options)}`);
+  const hint = options.hintEvent === undefined ? '' : `event: ${eventName('hintEvent', options.hintEvent)}\ndata: ${ms}\n`;
+  return `retry: ${ms}\n${hint}\n: come back in ${ms} ms\n\n`;
+}
+
+export const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' };
+
+/**
+ * Seed 001, step 2, for node:http and Express: answers 200 with an event stream that says `retry:
+ * retryMs` (and, with `hintEvent`, dispatches that event with the wait as its data, for clients that
+ * cannot read `retry:`, such as ours: `retryHintEvent`), then ends it. Every SSE client reconnects after
+ * an ended 200 stream; a 503 would end a native EventSource for good.
+ */
+export function reject(res, retryMs, options) {
+  if (!res || typeof res.writeHead !== 'function' || typeof res.end !== 'function') throw new TypeError(`managed-eventsource/server: reject takes a node:http ServerResponse (or Express response), not ${describe(res)}`);
+  const body = rejection(retryMs, options);
+  if (res.headersSent) throw new Error('managed-eventsource/server: reject: the response has already sent its headers; reject before writing');
+  res.writeHead(200, HEADERS);
+  res.end(body);
+}
+
+/** The same soft rejection as a Web `Response` (Next.js route handlers, Hono, Deno, Bun, Workers). */
+export function rejectResponse(retryMs, options) {
+  return new Response(rejection(retryMs, options), { status: 200, headers: HEADERS });
+}
+

@@ -1,0 +1,627 @@
+// managed-eventsource/server's event log: append events, and serve a (re)connecting client everything after
+// its last id, then the live events, with no gap and no duplicate between the two (seed 001's "GET,
+// Last-Event-ID: 8812 -> replay, then live"). The log keeps no events of its own beyond a recent window: a
+// store does (the memory store here, or the Redis store of redis.js), behind one interface:
+//
+//   store.append({ id?, event, data }) -> Promise<id>      ids in order; a given id must be above the last
+//   store.read(afterId, limit) -> Promise<Snapshot>         events after afterId and where the log stands
+//   store.attach({ event, status, reset })                  the live feed, in log order, to one log
+//   store.status, store.reads, store.close()
+//
+// What must stay true:
+// - Every event a store holds has an id of the form `<ms>-<seq>` (Redis Streams' own), compared as two
+//   unsigned integers; the feed delivers them in increasing order.
+// - A connection attaches to the feed (buffering) before its store read is issued, so an event appended
+//   after the read reached the store is in that buffer; a read shared with other connections (issued before
+//   this one attached) is joined to the feed through the recent window, which holds every event fed since
+//   its `start`. Either way events at or below the snapshot's head are never written twice.
+// - A client whose id the log cannot vouch for (older than the log, trimmed past, never issued, garbage,
+//   beyond the last id) is sent the reload event, never a silent gap. The reload frame carries the id from
+//   which it goes on, so reconnecting after it asks for nothing twice.
+// - Nothing thrown by a client's input leaves serve() or response(): bad ids follow the rules above, a store
+//   failure answers with seed 001's soft rejection.
+
+import { ENCODER, HEADERS, describe, eventName, finite, range, reject, rejectResponse, wait } from './common.js';
+
+const PREFIX = 'managed-eventsource/server';
+
+// ---- ids ---------------------------------------------------------------------------------------------
+
+const ID = /^(0|[1-9]\d{0,19})-(0|[1-9]\d{0,19})$/;
+const U64 = 18446744073709551615n;
+
+/** The canonical id in `text`, or null: `<ms>-<seq>`, each part a decimal unsigned 64-bit integer with no
+ * leading zero (Redis Streams' ids). Anything longer than 41 characters is refused before any parsing. */
+export function parseId(text) {
+  if (typeof text !== 'string' || text.length > 41) return null;
+  const m = ID.exec(text);
+  if (!m) return null;
+  if ((m[1].length === 20 && BigInt(m[1]) > U64) || (m[2].length === 20 && BigInt(m[2]) > U64)) return null;
+  return text;
+}
+
+/** Orders two canonical ids: negative, zero or positive. */
+export function compareIds(a, b) {
+  if (a === b) return 0;
+  const i = a.indexOf('-');
+  const j = b.indexOf('-');
+  if (i !== j) return i - j; // a longer millisecond part is a larger one (no leading zeros)
+  const ms = a.slice(0, i);
+  const msB = b.slice(0, j);
+  if (ms !== msB) return ms < msB ? -1 : 1;
+  const seq = a.slice(i + 1);
+  const seqB = b.slice(j + 1);
+  if (seq.length !== seqB.length) return seq.length - seqB.length;
+  return seq < seqB ? -1 : seq > seqB ? 1 : 0;
+}
+
+/** The first index in `events` (sorted by id, from `from`) whose id is above `id`. */
+function after(events, id, from = 0) {
+  let lo = from;
+  let hi = events.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareIds(events[mid].id, id) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// ---- frames ------------------------------------------------------------------------------------------
+
+/** One event's bytes on the wire; `data` split into one `data:` line a line (CR, LF or CRLF). */
+export function frameOf(id, event, data) {
+  let text = id ? `id: ${id}\n` : '';
+  if (event && event !== 'message') text += `event: ${event}\n`;
+  return `${text}data: ${data.replace(/\r\n|\r|\n/g, '\ndata: ')}\n\n`;
+}
+
+/** An append's argument, checked: `{ data, event?, id? }`. */
+export function checkEntry(entry) {
+  if (entry === null || typeof entry !== 'object') throw new TypeError(`${PREFIX}: append takes { data, event?, id? }, not ${describe(entry)}`);
+  const { data, event, id } = entry;
+  if (typeof data !== 'string') throw new TypeError(`${PREFIX}: an event's data must be a string, not ${describe(data)}`);
+  if (event !== undefined) eventName('event', event);
+  if (id !== undefined && parseId(id) === null) throw new RangeError(`${PREFIX}: a given id must be <ms>-<seq> (two unsigned 64-bit integers, as Redis Streams write them), not ${describe(id)}`);
+  return { data, event: event ?? 'message', id };
+}
+
+/** The rule every store applies to a client's id, given where the log stands: `head` the last id ever
+ * issued, `floor` the last id trimmed away (null if none), `first` the first id held (null if none). */
+export function vouches(X, { head, floor, first }) {
+  if (head === null || compareIds(X, head) > 0) return false; // nothing issued yet, or beyond the last
+  if (floor !== null) return compareIds(X, floor) >= 0; // nothing after X has been trimmed
+  return first !== null && compareIds(X, first) >= 0; // never trimmed: X is at or after the first
+}
+
+export class StoreUnavailableError extends Error {
+  constructor(message, cause) {
+    super(message, { cause });
+    this.name = 'StoreUnavailableError';
+    this.code = 'STORE_UNAVAILABLE';
+  }
+}
+
+// ---- the memory store --------------------------------------------------------------------------------
+
+/**
+ * Events in this process's memory: the default store, nothing to set up. Holds at most `maxEvents` events
+ * (default 10,000) and none older than `maxAgeMs` (default one hour), trimmed on every append and read.
+ * Ids are `<ms>-<seq>` like Redis's, so that an id from before a restart is older than the new log.
+ */
+export function createMemoryStore(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createMemoryStore takes an options object, not ${describe(options)}`);
+  const maxEvents = range('maxEvents', options.maxEvents ?? 10_000, 1);
+  if (maxEvents !== Infinity && !Number.isInteger(maxEvents)) throw new RangeError(`${PREFIX}: maxEvents must be a whole number, not ${maxEvents}`);
+  const maxAgeMs = range('maxAgeMs', options.maxAgeMs ?? 3_600_000, 1);
+  const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
+
+  const events = []; // { id, event, data, at }, from `start` on
+  let start = 0;
+  let head = null;
+  let floor = null;
+  let lastMs = 0n;
+  let lastSeq = 0n;
+  let consumer = null;
+  let reads = 0;
+
+  function trim(t) {
+    let drop = Math.max(0, events.length - start - maxEvents);
+    while (start + drop < events.length && events[start + drop].at <= t - maxAgeMs) drop++;
+    if (drop === 0) return;
+    floor = events[start + drop - 1].id;
+    start += drop;
+    if (start > 1024 && start * 2 > events.length) {
+      events.splice(0, start);
+      start = 0;
+    }
+  }
+
+  function nextId(t) {
+    const ms = BigInt(Math.max(0, Math.floor(t)));
+    if (ms > lastMs) return `${ms}-0`;
+    return `${lastMs}-${lastSeq + 1n}`;
+  }
+
+  return {
+    kind: 'memory',
+    status: 'ready',
+    maxEvents,
+    maxAgeMs,
+    get reads() {
+      return reads;
+    },
+    /** The last id issued, or null. */
+    get head() {
+      return head;
+    },
+    append(entry) {
+      const t = now();
+      const id = entry.id ?? nextId(t);
+      if (head !== null && compareIds(id, head) <= 0) return Promise.reject(new RangeError(`${PREFIX}: a given id must be above the last one (${head}), not ${id}`));
+      const [ms, seq] = id.split('-');
+      lastMs = BigInt(ms);
+      lastSeq = BigInt(seq);
+      head = id;
+      const record = { id, event: entry.event, data: entry.data, gap: entry.gap === true, at: t };
+      events.push(record);
+      trim(t);
+      consumer?.event(record);
+      return Promise.resolve(id);
+    },
+    read(afterId, limit) {
+      reads++;
+      trim(now());
+      const first = events.length > start ? events[start].id : null;
+      const complete = vouches(afterId, { head, floor, first });
+      let list = [];
+      let more = false;
+      if (complete && limit > 0) {
+        const from = after(events, afterId, start);
+        more = events.length - from > limit;
+        list = events.slice(from, from + limit);
+      }
+      return Promise.resolve({ events: list, complete, more, head });
+    },
+    attach(log) {
+      if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);
+      consumer = log;
+    },
+    close() {
+      consumer = null;
+      this.status = 'closed';
+    },
+  };
+}
+
+// ---- the log -----------------------------------------------------------------------------------------
+
+/**
+ * An event log over a store (default: a memory store). See docs/reference.md for the rules; in short:
+ * `append` assigns ids in order; `connect(lastEventId)` resolves to a connection that, once started,
+ * writes everything after that id and then every live event; `serve(req, res)` and `response(request)` do
+ * that over node:http (Express) and as a Web `Response`, composing with a gate.
+ */
+export function createEventLog(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createEventLog takes an options object, not ${describe(options)}`);
+  const store = options.store ?? createMemoryStore();
+  if (!store || typeof store.append !== 'function' || typeof store.read !== 'function' || typeof store.attach !== 'function') {
+    throw new TypeError(`${PREFIX}: store must be a store (createMemoryStore() or await createRedisStore()), not ${describe(store)}`);
+  }
+  const recent = Math.min(range('recent', options.recent ?? 1000, 0), store.maxEvents ?? Infinity);
+  if (!Number.isInteger(recent)) throw new RangeError(`${PREFIX}: recent must be a whole number, not ${recent}`);
+  const snapshotMs = wait('snapshotMs', options.snapshotMs ?? 1000);
+  const shareReads = options.shareReads ?? true;
+  if (typeof shareReads !== 'boolean') throw new TypeError(`${PREFIX}: shareReads must be true or false, not ${describe(shareReads)}`);
+  const maxReplay = range('maxReplay', options.maxReplay ?? 10_000, 1);
+  const reloadEvent = eventName('reloadEvent', options.reloadEvent ?? 'reload');
+  const lastEventIdParam = options.lastEventIdParam === null ? null : eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
+  const heartbeatMs = wait('heartbeatMs', options.heartbeatMs ?? 15_000);
+  const unavailableRetryMs = wait('unavailableRetryMs', options.unavailableRetryMs ?? 5000);
+  const maxBufferedBytes = finite('maxBufferedBytes', options.maxBufferedBytes ?? 1 << 20, 1);
+  const onstatus = options.onstatus ?? null;
+  if (onstatus !== null && typeof onstatus !== 'function') throw new TypeError(`${PREFIX}: onstatus must be a function, not ${describe(onstatus)}`);
+  const random = options.random ?? Math.random;
+  const now = options.now ?? Date.now;
+
+  /** The recent window: every event fed since `start` (exclusive; null: since its first event). */
+  const recentWindow = { events: [], from: 0, start: store.head ?? null };
+  const connections = new Set();
+  const reads = new Map(); // afterId -> { promise, issuedAt (fed count), done, at }
+  const stats = { reads: 0, sharedReads: 0, windowServed: 0, reloads: 0, connections: 0 };
+  let fed = 0; // events fed so far: a read issued at fed = n saw every event fed before n
+  let gapPending = false; // events went out with no id while the store was down
+  let status = store.status ?? 'ready';
+  let closed = false;
+
+  const reloadFrame = (id, reason) => {
+    stats.reloads++;
+    return frameOf(id, reloadEvent, reason);
+  };
+  const frame = (ev) => (ev.frame ??= ev.gap ? frameOf(ev.id, reloadEvent, 'gap') : frameOf(ev.id, ev.event, ev.data));
+
+  function remember(ev) {
+    if (recent === 0) {
+      recentWindow.start = ev.id;
+      return;
+    }
+    recentWindow.events.push(ev);
+    if (recentWindow.events.length - recentWindow.from > recent) {
+      recentWindow.start = recentWindow.events[recentWindow.from].id;
+      recentWindow.from++;
+      if (recentWindow.from > 1024 && recentWindow.from * 2 > recentWindow.events.length) {
+        recentWindow.events.splice(0, recentWindow.from);
+        recentWindow.from = 0;
+      }
+    }
+  }
+
+  /** The window keeps to the store's age bound: what the store would no longer replay, it does not. */
+  function trimWindow() {
+    if (!(store.maxAgeMs < Infinity)) return;
+    const cutoff = now() - store.maxAgeMs;
+    while (recentWindow.events.length > recentWindow.from && recentWindow.events[recentWindow.from].at <= cutoff) {
+      recentWindow.start = recentWindow.events[recentWindow.from].id;
+      recentWindow.from++;
+    }
+  }
+
+  /** Whether the window holds every event after `id` that has been fed. */
+  function windowJoins(id) {
+    if (recentWindow.start !== null && compareIds(id, recentWindow.start) >= 0) return true;
+    return recentWindow.events.length > recentWindow.from && compareIds(id, recentWindow.events[recentWindow.from].id) >= 0;
+  }
+  const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
+  const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
+
+  function dispatch(ev) {
+    const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
+    for (const c of connections) {
+      if (c.buffer) c.buffer.push(ev);
+      else if (c.skipThrough !== null && ev.id !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
+      else {
+        c.skipThrough = null;
+        c.write(text);
+      }
+    }
+  }
+
+  store.attach({
+    event(ev) {
+      fed++;
+      remember(ev);
+      dispatch(ev);
+    },
+    status(next, error) {
+      if (next === status) return;
+      status = next;
+      if (next === 'ready' && gapPending) writeGapMarker();
+      onstatus?.(next, error);
+    },
+    /** The feed is not continuous with what the window holds (a store that lost its data). */
+    reset(position = null) {
+      recentWindow.events = [];
+      recentWindow.from = 0;
+      recentWindow.start = position;
+      reads.clear();
+    },
+  });
+
+  function writeGapMarker() {
+    gapPending = false;
+    store.append({ event: 'message', data: '', gap: true }).catch(() => {
+      gapPending = true;
+    });
+  }
+
+  /** One read of the store after `id`, shared by every connection that asks for the same id while it is in
+   * flight or for `snapshotMs` after. */
+  function read(id, limit, fresh) {
+    const key = limit === 0 ? 'head' : id;
+    if (shareReads && !fresh) {
+      const hit = reads.get(key);
+      if (hit && (!hit.done || now() - hit.at <= snapshotMs)) {
+        stats.sharedReads++;
+        return hit;
+      }
+    }
+    stats.reads++;
+    const entry = { issuedAt: fed, done: false, at: 0, promise: null };
+    entry.promise = store.read(id, limit).then(
+      (snap) => {
+        entry.done = true;
+        entry.at = now();
+        return snap;
+      },
+      (error) => {
+        if (reads.get(key) === entry) reads.delete(key);
+        throw error;
+      },
+    );
+    if (shareReads) {
+      reads.set(key, entry);
+      sweep();
+    }
+    return entry;
+  }
+
+  let sweeper = null;
+  function sweep() {
+    if (sweeper) return;
+    sweeper = setTimeout(() => {
+      sweeper = null;
+      const t = now();
+      for (const [id, e] of reads) if (e.done && t - e.at > snapshotMs) reads.delete(id);
+      if (reads.size) sweep();
+    }, Math.max(snapshotMs, 100));
+    sweeper.unref?.();
+  }
+
+  let beat = null;
+  function heartbeats() {
+    if (beat || heartbeatMs === 0) return;
+    beat = setInterval(() => {
+      for (const c of connections) if (!c.buffer) c.write(':\n\n');
+      if (connections.size === 0) {
+        clearInterval(beat);
+        beat = null;
+      }
+    }, heartbeatMs);
+    beat.unref?.();
+  }
+
+  /**
+   * Resolves to a connection for a client whose last id is `lastEventId` (a string, or null/'' for a new
+   * client): `start(write)` writes (synchronously) what it missed and from then on every live event, as
+   * strings; `close()` ends it. Rejects with a StoreUnavailableError when the store is down and the recent
+   * window cannot serve the id.
+   */
+  async function connect(lastEventId) {
+    if (closed) throw new Error(`${PREFIX}: the event log is closed`);
+    // issuedAt: the feed count when it attached; a read issued at or after it was issued after it attached.
+    const conn = { write: null, buffer: [], skipThrough: null, open: true, issuedAt: fed };
+    const pending = []; // what start() writes first
+    const handle = {
+      start(write) {
+        if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
+        if (!conn.open || conn.write) return handle;
+        conn.write = write;
+        const buffered = conn.buffer;
+        conn.buffer = null;
+        for (const ev of buffered) {
+          if (ev.id !== null && conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
+          conn.skipThrough = null;
+          pending.push(ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev));
+        }
+        if (pending.length) write(pending.join('')); // the replay in one write, not one a frame
+        pending.length = 0;
+        heartbeats();
+        return handle;
+      },
+      close() {
+        if (!conn.open) return;
+        conn.open = false;
+        connections.delete(conn);
+      },
+      get open() {
+        return conn.open;
+      },
+    };
+    connections.add(conn);
+    stats.connections++;
+    if (typeof lastEventId !== 'string' || lastEventId === '') return handle; // a new client: live only
+    const X = parseId(lastEventId);
+    try {
+      trimWindow();
+      // The window holds everything after X: no store read.
+      if (X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0) {
+        stats.windowServed++;
+        for (const ev of windowAfter(X)) pending.push(frame(ev));
+        conn.skipThrough = windowLast();
+        return handle;
+      }
+      // An id that does not parse is told to reload from the head, which a read of no events gives.
+      let position = X ?? '0-0';
+      let limit = X === null ? 0 : maxReplay;
+      for (let attempt = 0; attempt < 3; attempt++) {
+        const entry = read(position, limit, attempt > 0);
+        const snap = await entry.promise;
+        if (!conn.open) return handle;
+        if (attempt === 0 && (X === null || !snap.complete || snap.more)) {
+          pending.push(reloadFrame(snap.head, X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown'));
+        } else {
+          for (const ev of snap.events) pending.push(frame(ev));
+        }
+        const P = snap.head;
+        if (P === null) return handle; // an empty log: everything from now on is live
+        if (entry.issuedAt >= conn.issuedAt) {
+          // Issued after this connection attached: its buffer holds every event after P.
+          conn.skipThrough = P;
+          return handle;
+        }
+        trimWindow();
+        if (windowJoins(P)) {
+          // A shared read issued earlier: the window holds what was fed between it and now.
+          const last = windowLast();
+          for (const ev of windowAfter(P)) pending.push(frame(ev));
+          conn.skipThrough = last !== null && compareIds(last, P) > 0 ? last : P;
+          return handle;
+        }
+        position = P; // the window does not reach back to the shared snapshot: read on from it, unshared
+        limit = maxReplay;
+      }
+      pending.push(reloadFrame(null, 'unknown'));
+      return handle;
+    } catch (error) {
+      handle.close();
+      throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: the store could not be read: ${error?.message ?? error}`, error);
+    }
+  }
+
+  /** The client's last id: the `Last-Event-ID` header, else the query parameter, else null. */
+  function lastEventIdOf(headerValue, url) {
+    if (typeof headerValue === 'string' && headerValue !== '') return headerValue;
+    if (lastEventIdParam === null || typeof url !== 'string') return null;
+    const q = url.indexOf('?');
+    if (q < 0) return null;
+    try {
+      return new URLSearchParams(url.slice(q + 1)).get(lastEventIdParam);
+    } catch {
+      return null;
+    }
+  }
+
+  /** The gate's decision; an admission's release runs once, however often the stream's end is seen. */
+  function admit(opts) {
+    const a = opts.gate ? opts.gate.admit() : { ok: true, release() {} };
+    if (!a.ok) return a;
+    let held = true;
+    return {
+      ok: true,
+      release: () => {
+        if (!held) return;
+        held = false;
+        a.release();
+        opts.release?.();
+      },
+    };
+  }
+  const unavailableWait = () => Math.round(unavailableRetryMs + random() * unavailableRetryMs);
+
+  return {
+    store,
+    /** 'ready', or the store's other statuses ('connecting', 'unavailable', 'closed'). */
+    get status() {
+      return status;
+    },
+    /** Store reads issued, reads shared, connections served from the recent window, reload events sent. */
+    get stats() {
+      return { ...stats };
+    },
+    /** Connections attached to the live feed. */
+    get connections() {
+      return connections.size;
+    },
+
+    /** Appends an event; resolves to its id, or to null when the store is unavailable (the event then goes
+     * out live, with no id, and later resumes that cross it are told to reload). */
+    async append(entry) {
+      if (closed) throw new Error(`${PREFIX}: the event log is closed`);
+      const checked = checkEntry(entry);
+      try {
+        return await store.append(checked);
+      } catch (error) {
+        if (error?.code !== 'STORE_UNAVAILABLE') throw error;
+        gapPending = true;
+        dispatch({ id: null, event: checked.event, data: checked.data });
+        return null;
+      }
+    },
+
+    connect,
+
+    /** The client's last id from a node:http request or a Web Request. */
+    lastEventId(request) {
+      if (request?.headers && typeof request.headers.get === 'function') return lastEventIdOf(request.headers.get('last-event-id'), request.url);
+      return lastEventIdOf(request?.headers?.['last-event-id'], request?.url);
+    },
+
+    /**
+     * node:http (and Express): with `gate`, a refused client gets seed 001's soft rejection (`retry:` and
+     * `hintEvent`); an admitted one its replay, then live events until it goes. Never throws or rejects.
+     */
+    async serve(req, res, opts = {}) {
+      let admission = null;
+      try {
+        admission = admit(opts);
+        if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
+        let conn;
+        let gone = false;
+        res.on('close', () => {
+          gone = true;
+          conn?.close();
+          admission.release();
+        });
+        try {
+          conn = await connect(this.lastEventId(req));
+        } catch (error) {
+          if (!gone && !res.headersSent) reject(res, unavailableWait(), { hintEvent: opts.hintEvent });
+          return;
+        }
+        if (gone) return conn.close();
+        res.writeHead(200, { ...HEADERS, ...opts.headers });
+        res.flushHeaders?.(); // the client opens now, even with nothing to replay
+        if (opts.retry) res.write(opts.retry + '\n');
+        conn.start((text) => {
+          res.write(text);
+          if (res.writableLength > maxBufferedBytes) res.destroy(); // a slow client resumes from its last id
+        });
+      } catch (error) {
+        options.onerror?.(error);
+        if (!res.headersSent) {
+          try {
+            res.writeHead(500);
+            res.end();
+          } catch {}
+        } else res.destroy();
+        admission?.release?.();
+      }
+    },
+
+    /** The same for runtimes with Web Request/Response: resolves to a `Response` (never rejects). */
+    async response(request, opts = {}) {
+      let admission = null;
+      try {
+        admission = admit(opts);
+        if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
+        let conn;
+        try {
+          conn = await connect(this.lastEventId(request));
+        } catch {
+          admission.release();
+          return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
+        }
+        const finish = () => {
+          conn.close();
+          admission.release();
+        };
+        if (request.signal?.aborted) {
+          finish();
+          return new Response(null, { status: 204 });
+        }
+        request.signal?.addEventListener('abort', finish, { once: true });
+        const body = new ReadableStream(
+          {
+            start(controller) {
+              if (opts.retry) controller.enqueue(ENCODER.encode(opts.retry + '\n'));
+              conn.start((text) => {
+                controller.enqueue(ENCODER.encode(text));
+                if (controller.desiredSize < 0) {
+                  finish();
+                  controller.error(new Error(`${PREFIX}: the client fell more than maxBufferedBytes behind`));
+                }
+              });
+            },
+            cancel: finish,
+          },
+          { highWaterMark: maxBufferedBytes, size: (chunk) => chunk.byteLength },
+        );
+        return new Response(body, { status: 200, headers: { ...HEADERS, ...opts.headers } });
+      } catch (error) {
+        options.onerror?.(error);
+        admission?.release?.();
+        return new Response(null, { status: 500 });
+      }
+    },
+
+    /** Detaches every connection (their responses stay the caller's to end) and closes the store. */
+    async close() {
+      closed = true;
+      connections.clear();
+      clearInterval(beat);
+      clearTimeout(sweeper);
+      await store.close?.();
+    },
+  };
+}

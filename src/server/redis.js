@@ -1,0 +1,321 @@
+// The event log's Redis store: one Redis Stream per log (XADD to append, XRANGE to replay, a blocking XREAD
+// to follow), so that every node of a fleet replays and serves what any node appended. The client library,
+// node-redis (the npm package `redis`), is an optional peer dependency: this file imports it only when
+// createRedisStore is called, so managed-eventsource/server loads without it.
+//
+// What must stay true:
+// - Appends and reads are each one Lua script (one round trip, atomic): the bounds are applied and the last
+//   id trimmed away is recorded (the `<key>:floor` string) in the same step, so a read always knows whether
+//   it can vouch for an id (log.js, `vouches`).
+// - Commands never queue while Redis is down (`disableOfflineQueue`): an append or a read fails at once
+//   with a StoreUnavailableError, and the log serves live events without it meanwhile.
+// - Both connections reconnect on the package's ladder, full jitter: attempt n waits a uniform draw in
+//   [0, min(maxMs, baseMs * factor^(n-1))].
+// - The feed is continuous: after an outage it goes on from the last id it delivered, unless the stream no
+//   longer vouches for that id (Redis lost its data), in which case the log's window is reset and a gap
+//   marker is appended, so no client is left with a silent gap.
+
+import { describe, finite, range } from './common.js';
+import { StoreUnavailableError, compareIds, vouches } from './log.js';
+
+const PREFIX = 'managed-eventsource/server';
+
+/** The ladder's full-jitter delay before attempt `attempt` (1, 2, ...): uniform in [0, cap(attempt)], with
+ * cap(n) = min(maxMs, baseMs * factor^(n-1)). */
+export function ladderDelay(attempt, { baseMs = 500, maxMs = 10_000, factor = 2 } = {}, random = Math.random) {
+  range('attempt', attempt, 1);
+  const cap = Math.min(maxMs, baseMs * factor ** (attempt - 1));
+  return random() * cap;
+}
+
+// ARGV: id ('*' or given), max length ('0': none), age cutoff ('': none), then the entry's fields.
+const APPEND = `
+local key, floorKey = KEYS[1], KEYS[2]
+local id = redis.call('XADD', key, ARGV[1], unpack(ARGV, 4))
+local maxlen = tonumber(ARGV[2])
+if maxlen > 0 then
+  local excess = redis.call('XLEN', key) - maxlen
+  if excess > 0 then
+    local old = redis.call('XRANGE', key, '-', '+', 'COUNT', excess)
+    redis.call('SET', floorKey, old[#old][1])
+    redis.call('XTRIM', key, 'MAXLEN', maxlen)
+  end
+end
+if ARGV[3] ~= '' then
+  local old = redis.call('XREVRANGE', key, '(' .. ARGV[3], '-', 'COUNT', 1)
+  if #old > 0 then
+    redis.call('SET', floorKey, old[1][1])
+    redis.call('XTRIM', key, 'MINID', ARGV[3])
+  end
+end
+return id`;
+
+// ARGV: after (an id), limit (0: where the log stands only), age cutoff ('': none).
+// Returns { floor, first, head, entries }, '' for none.
+const READ = `
+local key, floorKey = KEYS[1], KEYS[2]
+if ARGV[3] ~= '' and redis.call('EXISTS', key) == 1 then
+  local old = redis.call('XREVRANGE', key, '(' .. ARGV[3], '-', 'COUNT', 1)
+  if #old > 0 then
+    redis.call('SET', floorKey, old[1][1])
+    redis.call('XTRIM', key, 'MINID', ARGV[3])
+  end
+end
+local floor = redis.call('GET', floorKey)
+local head, first = '', ''
+if redis.call('EXISTS', key) == 1 then
+  local info = redis.call('XINFO', 'STREAM', key)
+  for i = 1, #info, 2 do
+    if info[i] == 'last-generated-id' then head = info[i + 1] end
+    if info[i] == 'first-entry' and info[i + 1] then first = info[i + 1][1] end
+  end
+end
+local entries = {}
+local limit = tonumber(ARGV[2])
+if limit > 0 then entries = redis.call('XRANGE', key, '(' .. ARGV[1], '+', 'COUNT', limit + 1) end
+return {floor or '', first, head, entries}`;
+
+/** A stream entry as the log's record. */
+function record([id, fields]) {
+  const rec = { id, event: 'message', data: '', gap: false, at: Number(id.slice(0, id.indexOf('-'))) };
+  for (let i = 0; i < fields.length; i += 2) {
+    const f = fields[i];
+    if (f === 'd') rec.data = fields[i + 1];
+    else if (f === 'e') rec.event = fields[i + 1];
+    else if (f === 'g') rec.gap = true;
+  }
+  return rec;
+}
+
+/** XREAD's entries for `key`, whatever shape the protocol version gives the reply. */
+function entriesOf(reply, key) {
+  if (reply == null) return [];
+  if (Array.isArray(reply)) return reply.find((r) => r[0] === key)?.[1] ?? [];
+  if (reply instanceof Map) return reply.get(key) ?? [];
+  return reply[key] ?? [];
+}
+
+/**
+ * A store in a Redis Stream at `key` (default 'events'; the floor is kept at `<key>:floor`). Resolves once
+ * node-redis is loaded and the first connection attempt has ended, either way: if Redis is down the store
+ * starts 'unavailable' and keeps trying on the ladder. Rejects with an Error naming the package if `redis`
+ * is not installed.
+ *
+ * Options: `url` (default redis://127.0.0.1:6379), `key`, `maxEvents` (10,000), `maxAgeMs` (one hour),
+ * `reconnect: { baseMs: 500, maxMs: 10000, factor: 2 }`, `random`, `onreconnect({ attempt, delayMs })`,
+ * `blockMs` (the follow read's wait, 5,000), `clientOptions` (more node-redis options).
+ */
+export async function createRedisStore(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createRedisStore takes an options object, not ${describe(options)}`);
+  const url = options.url ?? 'redis://127.0.0.1:6379';
+  if (typeof url !== 'string') throw new TypeError(`${PREFIX}: url must be a redis:// URL string, not ${describe(url)}`);
+  const key = options.key ?? 'events';
+  if (typeof key !== 'string' || key === '') throw new TypeError(`${PREFIX}: key must be a non-empty string, not ${describe(key)}`);
+  const maxEvents = range('maxEvents', options.maxEvents ?? 10_000, 1);
+  if (maxEvents !== Infinity && !Number.isInteger(maxEvents)) throw new RangeError(`${PREFIX}: maxEvents must be a whole number, not ${maxEvents}`);
+  const maxAgeMs = range('maxAgeMs', options.maxAgeMs ?? 3_600_000, 1);
+  const ladder = { baseMs: 500, maxMs: 10_000, factor: 2, ...options.reconnect };
+  finite('reconnect.baseMs', ladder.baseMs, 1);
+  finite('reconnect.maxMs', ladder.maxMs, ladder.baseMs);
+  finite('reconnect.factor', ladder.factor, 1);
+  const blockMs = Math.round(finite('blockMs', options.blockMs ?? 5000, 1));
+  const random = options.random ?? Math.random;
+  const onreconnect = options.onreconnect ?? null;
+  const now = options.now ?? Date.now;
+
+  let redis;
+  try {
+    redis = await import('redis');
+  } catch (error) {
+    if (error?.code === 'ERR_MODULE_NOT_FOUND' || error?.code === 'MODULE_NOT_FOUND') {
+      throw new Error(`${PREFIX}: createRedisStore needs the npm package "redis" (node-redis 6), an optional peer dependency of managed-eventsource: npm install redis`, { cause: error });
+    }
+    throw error;
+  }
+
+  // node:crypto only here, with node-redis: the module itself stays loadable in Web runtimes.
+  const { createHash } = await import('node:crypto');
+  const sha1 = (text) => createHash('sha1').update(text).digest('hex');
+  const APPEND_SHA = sha1(APPEND);
+  const READ_SHA = sha1(READ);
+  const floorKey = `${key}:floor`;
+  const reconnectStrategy = (retries) => {
+    const attempt = retries + 1;
+    const delayMs = Math.round(ladderDelay(attempt, ladder, random));
+    onreconnect?.({ attempt, delayMs });
+    return delayMs;
+  };
+  const client = redis.createClient({ ...options.clientOptions, url, disableOfflineQueue: true, socket: { ...options.clientOptions?.socket, reconnectStrategy } });
+  const follower = client.duplicate();
+  let consumer = null;
+  let status = 'connecting';
+  let lastError = null;
+  let closed = false;
+  let reads = 0;
+  let lastSeen = null; // the last id the feed delivered (or the head when it started)
+  let everReady = false;
+  let lastAgeTrim = -Infinity;
+
+  const unavailable = (error) => new StoreUnavailableError(`${PREFIX}: Redis at ${url} is unavailable: ${error?.message ?? error}`, error);
+  function setStatus(next, error) {
+    if (closed || next === status) return;
+    status = next;
+    store.status = next;
+    consumer?.status(next, error);
+  }
+  client.on('error', (error) => {
+    lastError = error;
+    if (status === 'ready') setStatus('unavailable', error);
+  });
+  client.on('ready', () => {
+    everReady = true;
+    // Load the scripts first on this connection, so the EVALSHAs after them find them.
+    for (const body of [APPEND, READ]) client.sendCommand(['SCRIPT', 'LOAD', body]).catch(() => {});
+    setStatus('ready');
+  });
+  follower.on('error', () => {}); // its failures show on `client` too, and its loop waits for 'ready'
+
+  const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
+
+  async function run(command) {
+    if (!client.isReady) throw unavailable(lastError ?? 'not connected');
+    try {
+      return await client.sendCommand(command);
+    } catch (error) {
+      if (error instanceof redis.ErrorReply) {
+        if (/equal or smaller than the target stream top item/.test(error.message)) {
+          throw new RangeError(`${PREFIX}: a given id must be above the stream's last id (${error.message})`);
+        }
+        throw error;
+      }
+      throw unavailable(error);
+    }
+  }
+
+  /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
+  async function script(body, sha, args) {
+    try {
+      return await run(['EVALSHA', sha, '2', key, floorKey, ...args]);
+    } catch (error) {
+      if (!/NOSCRIPT/.test(error?.message)) throw error;
+      return run(['EVAL', body, '2', key, floorKey, ...args]);
+    }
+  }
+
+  async function stand(after, limit) {
+    const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()]);
+    return { floor: floor || null, first: first || null, head: head || null, entries };
+  }
+
+  /** The feed: a blocking XREAD on its own connection, from the last id delivered. */
+  async function follow() {
+    while (!closed) {
+      if (!follower.isReady) {
+        await new Promise((resolve) => {
+          follower.once('ready', resolve);
+          closing.then(resolve);
+        });
+        if (closed) return;
+        // Back after an outage: go on from lastSeen if the stream still vouches for it.
+        if (lastSeen !== null && lastSeen !== '0-0') {
+          try {
+            const s = await stand(lastSeen, 0);
+            if (!vouches(lastSeen, s)) {
+              consumer?.reset(null);
+              lastSeen = s.head ?? '0-0';
+              store.append({ event: 'message', data: '', gap: true }).catch(() => {});
+            }
+          } catch {
+            continue;
+          }
+        }
+      }
+      try {
+        if (lastSeen === null) {
+          const s = await stand('0-0', 0);
+          lastSeen = s.head ?? '0-0';
+          consumer?.reset(s.head);
+        }
+        const reply = await follower.sendCommand(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', key, lastSeen]);
+        for (const entry of entriesOf(reply, key)) {
+          if (compareIds(entry[0], lastSeen) <= 0) continue;
+          lastSeen = entry[0];
+          consumer?.event(record(entry));
+        }
+      } catch (error) {
+        if (closed) return;
+        if (follower.isReady) await new Promise((r) => setTimeout(r, 50)); // a reply error: do not spin
+      }
+    }
+  }
+
+  let close;
+  const closing = new Promise((resolve) => (close = resolve));
+
+  const store = {
+    kind: 'redis',
+    status,
+    key,
+    maxEvents,
+    maxAgeMs,
+    get reads() {
+      return reads;
+    },
+    /** The last id the feed delivered. */
+    get head() {
+      return lastSeen === '0-0' ? null : lastSeen;
+    },
+    get client() {
+      return client;
+    },
+    async append(entry) {
+      const fields = entry.gap ? ['g', '1'] : entry.event === 'message' ? ['d', entry.data] : ['e', entry.event, 'd', entry.data];
+      // The age bound is applied by every read, and by an append at most once a second (it costs a lookup).
+      const t = now();
+      const age = t - lastAgeTrim >= 1000 ? cutoff() : '';
+      if (age) lastAgeTrim = t;
+      return script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
+    },
+    async read(afterId, limit) {
+      reads++;
+      const s = await stand(afterId, limit);
+      const complete = vouches(afterId, s);
+      const events = complete ? s.entries.map(record) : [];
+      const more = events.length > limit;
+      if (more) events.length = limit;
+      return { events, complete, more, head: s.head };
+    },
+    attach(log) {
+      if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);
+      consumer = log;
+      if (lastSeen !== null) log.reset(this.head);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      status = store.status = 'closed';
+      close();
+      follower.destroy(); // its blocking read would hold close() for up to blockMs
+      await client.close().catch(() => client.destroy());
+    },
+  };
+
+  // Both connections start now; the first attempt's outcome decides the starting status.
+  const first = new Promise((resolve) => {
+    client.once('ready', resolve);
+    client.once('error', resolve);
+  });
+  client.connect().catch(() => {});
+  follower.connect().catch(() => {});
+  await first;
+  if (!everReady) setStatus('unavailable', lastError);
+  else {
+    // Know where the stream stands before the first connection asks.
+    try {
+      const s = await stand('0-0', 0);
+      lastSeen = s.head ?? '0-0';
+    } catch {}
+  }
+  follow();
+  return store;
+}

@@ -1,0 +1,144 @@
+// Resumable streams started by a request (an LLM completion over POST): the producer runs once, to its end,
+// whoever is listening; every chunk is kept with an id `<stream id>:<n>`, so a client that drops (our fetch
+// transport sends `Last-Event-ID` and the same POST again) is sent what it missed and then the rest. A
+// request whose last id names no stream held here, or one that is over and fully sent, is answered 204:
+// nothing to resume, which ends a managed-eventsource client (and a native EventSource) for good.
+//
+// What must stay true:
+// - A stream's first event (`event: stream`, id `<stream id>:0`, data the stream id) goes out before any
+//   chunk, so a client has an id to resume from as soon as it has anything.
+// - Streams live in this process's memory, for `keepMs` after they end: behind a proxy, resumes must reach
+//   the node that started the stream (sticky routing).
+// - A chunk's frame is built once and shared by every client of the stream.
+
+import { ENCODER, HEADERS, describe, eventName, range } from './common.js';
+import { frameOf } from './log.js';
+
+const PREFIX = 'managed-eventsource/server';
+const RESUME_ID = /^([0-9a-f]{16}):(0|[1-9]\d{0,8})$/;
+
+function streamId() {
+  const bytes = new Uint8Array(8);
+  globalThis.crypto.getRandomValues(bytes);
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/**
+ * `serve(req, res, produce)` (node:http, Express) and `response(request, produce)` (Web): with no last id,
+ * start `produce()` (an async or sync iterable of strings or `{ event, data }`) as a new stream and send it;
+ * with one, resume that stream after it, or answer 204. Options: `keepMs` (how long an ended stream stays
+ * resumable, default 5 minutes), `maxEvents` (chunks a stream holds, default 100,000; past it the producer's
+ * chunks are dropped and an `error` event says so), `lastEventIdParam` (default 'lastEventId').
+ */
+export function createResumableStreams(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createResumableStreams takes an options object, not ${describe(options)}`);
+  const keepMs = range('keepMs', options.keepMs ?? 300_000, 0);
+  const maxEvents = range('maxEvents', options.maxEvents ?? 100_000, 1);
+  const lastEventIdParam = eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
+  const streams = new Map(); // id -> { id, frames, done, listeners }
+
+  function start(produce) {
+    if (typeof produce !== 'function') throw new TypeError(`${PREFIX}: produce must be a function returning an iterable of chunks, not ${describe(produce)}`);
+    const id = streamId();
+    const stream = { id, frames: [frameOf(`${id}:0`, 'stream', id)], done: false, listeners: new Set() };
+    streams.set(id, stream);
+    const push = (text) => {
+      stream.frames.push(text);
+      for (const l of stream.listeners) l.write(text);
+    };
+    (async () => {
+      try {
+        for await (const chunk of produce()) {
+          if (stream.frames.length > maxEvents) throw new RangeError(`the stream passed maxEvents (${maxEvents})`);
+          const { event, data } = typeof chunk === 'string' ? { event: undefined, data: chunk } : chunk ?? {};
+          if (typeof data !== 'string') throw new TypeError(`a chunk's data must be a string, not ${describe(data)}`);
+          if (event !== undefined) eventName('event', event);
+          push(frameOf(`${id}:${stream.frames.length}`, event, data));
+        }
+      } catch (error) {
+        push(frameOf(`${id}:${stream.frames.length}`, 'error', String(error?.message ?? error)));
+      } finally {
+        stream.done = true;
+        for (const l of stream.listeners) l.end();
+        stream.listeners.clear();
+        const timer = setTimeout(() => streams.delete(id), keepMs);
+        timer.unref?.();
+      }
+    })();
+    return stream;
+  }
+
+  /** `{ stream, from }` to send, or null when there is nothing to resume. */
+  function resume(lastEventId) {
+    const m = typeof lastEventId === 'string' ? RESUME_ID.exec(lastEventId) : null;
+    const stream = m && streams.get(m[1]);
+    if (!stream) return null;
+    const from = Number(m[2]) + 1;
+    if (stream.done && from >= stream.frames.length) return null;
+    return { stream, from: Math.min(from, stream.frames.length) };
+  }
+
+  function lastEventIdOf(header, url) {
+    if (typeof header === 'string' && header !== '') return header;
+    const q = typeof url === 'string' ? url.indexOf('?') : -1;
+    return q < 0 ? null : new URLSearchParams(url.slice(q + 1)).get(lastEventIdParam);
+  }
+
+  /** What a request asks for: a new stream, a resume, or nothing (null). */
+  function plan(lastEventId, produce) {
+    if (lastEventId === null || lastEventId === '') return { stream: start(produce), from: 0 };
+    return resume(lastEventId);
+  }
+
+  return {
+    /** Streams held (running, or ended and still resumable). */
+    get size() {
+      return streams.size;
+    },
+    /** Starts `produce` as a stream without a request; returns its id (to resume with `<id>:0`). */
+    start: (produce) => start(produce).id,
+
+    serve(req, res, produce) {
+      try {
+        const p = plan(lastEventIdOf(req.headers?.['last-event-id'], req.url), produce);
+        if (!p) {
+          res.writeHead(204, { 'Cache-Control': 'no-store' });
+          return res.end();
+        }
+        res.writeHead(200, HEADERS);
+        for (let i = p.from; i < p.stream.frames.length; i++) res.write(p.stream.frames[i]);
+        if (p.stream.done) return res.end();
+        const listener = { write: (text) => res.write(text), end: () => res.end() };
+        p.stream.listeners.add(listener);
+        res.on('close', () => p.stream.listeners.delete(listener));
+      } catch (error) {
+        if (!res.headersSent) {
+          res.writeHead(error instanceof TypeError ? 400 : 500, { 'Content-Type': 'text/plain' });
+          res.end(String(error.message));
+        } else res.destroy();
+      }
+    },
+
+    response(request, produce) {
+      try {
+        const p = plan(lastEventIdOf(request.headers.get('last-event-id'), request.url), produce);
+        if (!p) return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
+        let listener;
+        const body = new ReadableStream({
+          start(controller) {
+            for (let i = p.from; i < p.stream.frames.length; i++) controller.enqueue(ENCODER.encode(p.stream.frames[i]));
+            if (p.stream.done) return controller.close();
+            listener = { write: (text) => controller.enqueue(ENCODER.encode(text)), end: () => controller.close() };
+            p.stream.listeners.add(listener);
+          },
+          cancel() {
+            p.stream.listeners.delete(listener);
+          },
+        });
+        return new Response(body, { status: 200, headers: HEADERS });
+      } catch (error) {
+        return new Response(String(error.message), { status: error instanceof TypeError ? 400 : 500 });
+      }
+    },
+  };
+}

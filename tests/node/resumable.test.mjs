@@ -1,0 +1,135 @@
+// Resumable POST streams (an LLM completion): the server module's createResumableStreams against the
+// package's own fetch transport (pkg/fetch.js, in Node: the same fetch transport the browsers run). The
+// connection is cut mid-answer; the client resumes with Last-Event-ID, gets the rest once, and `until` ends it.
+// Nothing to resume is a 204. Needs the built package (npm test builds it before this step).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { existsSync } from 'node:fs';
+
+const fetchEntry = new URL('../../pkg/fetch.js', import.meta.url);
+const shipped = new URL('../../pkg/server.js', import.meta.url);
+const { createResumableStreams } = await import(existsSync(shipped) ? shipped : new URL('../../src/server/index.js', import.meta.url));
+const built = existsSync(fetchEntry);
+const NOT_BUILT = 'pkg/fetch.js is not built (run `npm run build`; `npm test` builds it before this step)';
+
+async function listen(handler) {
+  const s = http.createServer(handler);
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${s.address().port}`, close: () => (s.closeAllConnections(), new Promise((r) => s.close(r))) };
+}
+
+/** A producer the test steps by hand: each `next()` lets one more token out (permits add up). */
+function tokens(words) {
+  let permits = 0;
+  let waiting = null;
+  let started = 0;
+  const permit = () => (permits > 0 ? (permits--, Promise.resolve()) : new Promise((r) => (waiting = r)));
+  const produce = async function* () {
+    started++;
+    for (const w of words) {
+      await permit();
+      yield w;
+    }
+    yield '[DONE]';
+  };
+  const next = () => {
+    if (waiting) {
+      const w = waiting;
+      waiting = null;
+      w();
+    } else permits++;
+  };
+  return { produce, next, get started() { return started; } };
+}
+
+test('a POST stream cut mid-answer resumes from its last event id with the fetch transport, each token once; until ends it', { skip: built ? false : NOT_BUILT }, async () => {
+  const { createManagedStream } = await import(fetchEntry);
+  const words = ['The', ' quick', ' brown', ' fox', ' jumps', ' over', ' the', ' lazy', ' dog'];
+  const producer = tokens(words);
+  const streams = createResumableStreams();
+  const requests = [];
+  const responses = [];
+  const s = await listen((req, res) => {
+    res.shouldKeepAlive = false; // a cut is a closed socket, not a reused one
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      requests.push({ method: req.method, lastEventId: req.headers['last-event-id'] ?? null, body });
+      responses.push(res);
+      streams.serve(req, res, producer.produce);
+    });
+  });
+  const got = [];
+  let status = null;
+  let wake = () => {};
+  const waitFor = (cond, what = 'the client') =>
+    new Promise((resolve, reject) => {
+      if (cond()) return resolve();
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}: got ${JSON.stringify(got)}, ${requests.length} requests, status ${status}`)), 10_000);
+      wake = () => cond() && (clearTimeout(timer), resolve());
+    });
+  const stop = createManagedStream(
+    `${s.url}/v1/chat`,
+    { onMessage: (ev) => (got.push(ev.data), wake()), onStatus: (st) => ((status = st), wake()) },
+    { transport: 'fetch', method: 'POST', headers: { 'Content-Type': 'application/json' }, body: () => JSON.stringify({ prompt: 'fox' }), until: (ev) => ev.data === '[DONE]', baseMs: 20, maxMs: 50 },
+  );
+  try {
+    for (let i = 0; i < 4; i++) {
+      producer.next();
+      await waitFor(() => got.length === i + 1);
+    }
+    // The connection drops after four tokens; the producer goes on meanwhile.
+    responses[0].destroy();
+    producer.next();
+    producer.next();
+    await waitFor(() => requests.length === 2, 'the resume');
+    wake = () => {};
+    for (let i = 6; i < words.length; i++) producer.next();
+    producer.next();
+    await waitFor(() => status === 'closed');
+    assert.deepEqual(got, [...words, '[DONE]'], 'every token once, in order');
+    assert.equal(producer.started, 1, 'the answer was generated once');
+    assert.equal(requests.length, 2);
+    assert.equal(requests[0].lastEventId, null);
+    assert.match(requests[1].lastEventId, /^[0-9a-f]{16}:4$/, 'the resume names the stream and its fourth token');
+    assert.equal(requests[1].method, 'POST');
+    assert.equal(requests[1].body, '{"prompt":"fox"}');
+    // Nothing to resume: a stream that is over and fully sent, or one never started here, is a 204.
+    const streamId = requests[1].lastEventId.split(':')[0];
+    const over = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': `${streamId}:${words.length + 1}` } });
+    assert.equal(over.status, 204);
+    const unknown = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': 'ffffffffffffffff:3' } });
+    assert.equal(unknown.status, 204);
+    const garbage = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': 'x'.repeat(4000) } });
+    assert.equal(garbage.status, 204);
+    // Resuming a finished stream from the middle replays the rest and ends.
+    const rest = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': `${streamId}:6` } });
+    assert.equal((await rest.text()).replace(/id: \S+\n/g, ''), 'data:  the\n\ndata:  lazy\n\ndata:  dog\n\ndata: [DONE]\n\n');
+  } finally {
+    stop();
+    await s.close();
+  }
+});
+
+test('a resumable stream as a Web Response: the first event names the stream, a resume gets the rest, nothing left is a 204', async () => {
+  const streams = createResumableStreams();
+  const producer = tokens(['a', 'b']);
+  const first = streams.response(new Request('http://x/v1/chat', { method: 'POST' }), producer.produce);
+  assert.equal(first.status, 200);
+  const reader = first.body.getReader();
+  const decoder = new TextDecoder();
+  const head = decoder.decode((await reader.read()).value);
+  const [, id] = head.match(/^id: ([0-9a-f]{16}):0\nevent: stream\ndata: \1\n\n$/) ?? [];
+  assert.ok(id, head);
+  producer.next();
+  assert.equal(decoder.decode((await reader.read()).value), `id: ${id}:1\ndata: a\n\n`);
+  await reader.cancel();
+  producer.next();
+  await new Promise((r) => setTimeout(r, 10));
+  const resumed = streams.response(new Request('http://x/v1/chat', { method: 'POST', headers: { 'Last-Event-ID': `${id}:1` } }), () => assert.fail('a resume starts nothing'));
+  assert.equal(await resumed.text(), `id: ${id}:2\ndata: b\n\nid: ${id}:3\ndata: [DONE]\n\n`);
+  const none = streams.response(new Request('http://x/v1/chat', { method: 'POST', headers: { 'Last-Event-ID': `${id}:3` } }), () => assert.fail());
+  assert.equal(none.status, 204);
+  assert.throws(() => createResumableStreams({ keepMs: -1 }), RangeError);
+});
