@@ -48,16 +48,6 @@ function configure(record, o) {
 /** Headers as a plain object: a Headers or a list of pairs as fetch reads them, an object copied. */
 const plain = (h) => (h == null ? {} : typeof h[Symbol.iterator] === 'function' ? Object.fromEntries(new Headers(h)) : { ...h });
 
-/**
- * `s`'s UTF-8 bytes as a string of one character a byte: a header value `fetch` sends as those bytes, as
- * EventSource sends its Last-Event-ID (`fetch` refuses a character past U+00FF in a header).
- */
-function utf8Bytes(s) {
-  let out = '';
-  for (const b of new TextEncoder().encode(s)) out += String.fromCharCode(b);
-  return out;
-}
-
 /** Whether `r` is a Response, or looks enough like one (a polyfill's) to be read as one. */
 const response = (r) => r != null && typeof r.status === 'number' && typeof r.headers?.get === 'function';
 
@@ -157,7 +147,7 @@ async function requestInit(c) {
   c.step = 'body';
   const body = typeof f.body === 'function' ? await f.body() : f.body;
   const headers = Object.keys(given).some((k) => k.toLowerCase() === 'accept') ? given : { Accept: 'text/event-stream', ...given };
-  if (c.id !== '') headers['Last-Event-ID'] = utf8Bytes(c.id);
+  if (c.id !== '') headers['Last-Event-ID'] = c.id;
   const init = { method: f.method, headers, cache: 'no-store', credentials: record.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.abort.signal };
   if (body != null) init.body = body;
   return init;

@@ -294,12 +294,6 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       res.on('close', () => clearInterval(timer));
       return;
     }
-    if (kind === 'textid') {
-      // An id outside ISO-8859-1 (U+2026 and an astral character), then the end of the stream.
-      res.write('id: \u2026\u{1F600}\ndata: one\n\n');
-      res.end();
-      return;
-    }
     if (kind === 'bigid') {
       res.write(`id: ${'x'.repeat(Number(arg))}\ndata: big\n\n`);
       res.end();
