@@ -76,15 +76,36 @@ test('a restore from the back-forward cache replaces the stream at once, resumin
   // WebKit cuts the connection on entering the cache without an event, then fires `error` on restore and
   // waits a full retry delay. Here: a restore (pageshow with persisted) while the stream looks open.
   await plan('bfcache', '', 'stream');
-  const es = new ManagedEventSource(url('bfcache'), { lastEventIdParam: 'lastEventId', jitter: 'none', baseMs: 60000 });
-  const seen = watch(es);
-  ok(await until(3000, () => seen.events.length >= 3));
-  dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
-  ok(await until(20000, async () => (await log('bfcache')).attempts.length === 2), 'reconnected long before the ladder would have');
-  ok(await until(5000, () => es.status === 'open'));
+  // Every EventSource the client makes: how many made earlier were still open when each was made.
+  const Native = globalThis.EventSource;
+  const made = [];
+  let mostLive = 0;
+  globalThis.EventSource = class extends Native {
+    constructor(...args) {
+      super(...args);
+      made.push(this);
+      mostLive = Math.max(mostLive, made.filter((x) => inner(x, 'readyState') !== 2).length);
+    }
+  };
+  let es, seen;
+  try {
+    es = new ManagedEventSource(url('bfcache'), { lastEventIdParam: 'lastEventId', jitter: 'none', baseMs: 60000 });
+    seen = watch(es);
+    ok(await until(3000, () => seen.events.length >= 3));
+    dispatchEvent(new PageTransitionEvent('pageshow', { persisted: true }));
+    ok(await until(20000, async () => (await log('bfcache')).attempts.length === 2), 'reconnected long before the ladder would have');
+    ok(await until(5000, () => es.status === 'open'));
+  } finally {
+    globalThis.EventSource = Native;
+  }
   const l = await log('bfcache');
   ok(/lastEventId=\d+$/.test(l.attempts[1].url), l.attempts[1].url);
-  eq(l.maxOpen, 1, 'the old connection was closed before the new one opened');
+  eq(made.length, 2);
+  eq(mostLive, 1, 'the old EventSource was closed before the new one was made');
+  // WebKit's network process drops a closed stream's connection asynchronously (see the reconnectNow test
+  // below): the server may see the new request first.
+  if (WEBKIT) ok(l.maxOpen <= 2, `at most the closed one and the new one: ${l.maxOpen}`);
+  else eq(l.maxOpen, 1, 'the old connection was closed before the new one opened');
   await sleep(300);
   es.close();
   const ids = seen.events.map((e) => Number(e[2]));
