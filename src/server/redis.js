@@ -28,8 +28,19 @@ export function ladderDelay(attempt, { baseMs = 500, maxMs = 10_000, factor = 2 
   return random() * cap;
 }
 
+// Lua, shared by both scripts: drops the entries older than the age cutoff `cutoff` (an id), keeping the
+// newest dropped id as the floor, so a reader can tell a gap from an empty log.
+const TRIM_BY_AGE = `
+local function trimByAge(key, floorKey, cutoff)
+  local old = redis.call('XREVRANGE', key, '(' .. cutoff, '-', 'COUNT', 1)
+  if #old > 0 then
+    redis.call('SET', floorKey, old[1][1])
+    redis.call('XTRIM', key, 'MINID', cutoff)
+  end
+end`;
+
 // ARGV: id ('*' or given), max length ('0': none), age cutoff ('': none), then the entry's fields.
-const APPEND = `
+const APPEND = `${TRIM_BY_AGE}
 local key, floorKey = KEYS[1], KEYS[2]
 local id = redis.call('XADD', key, ARGV[1], unpack(ARGV, 4))
 local maxlen = tonumber(ARGV[2])
@@ -41,26 +52,14 @@ if maxlen > 0 then
     redis.call('XTRIM', key, 'MAXLEN', maxlen)
   end
 end
-if ARGV[3] ~= '' then
-  local old = redis.call('XREVRANGE', key, '(' .. ARGV[3], '-', 'COUNT', 1)
-  if #old > 0 then
-    redis.call('SET', floorKey, old[1][1])
-    redis.call('XTRIM', key, 'MINID', ARGV[3])
-  end
-end
+if ARGV[3] ~= '' then trimByAge(key, floorKey, ARGV[3]) end
 return id`;
 
 // ARGV: after (an id), limit (0: where the log stands only), age cutoff ('': none).
 // Returns { floor, first, head, entries }, '' for none.
-const READ = `
+const READ = `${TRIM_BY_AGE}
 local key, floorKey = KEYS[1], KEYS[2]
-if ARGV[3] ~= '' and redis.call('EXISTS', key) == 1 then
-  local old = redis.call('XREVRANGE', key, '(' .. ARGV[3], '-', 'COUNT', 1)
-  if #old > 0 then
-    redis.call('SET', floorKey, old[1][1])
-    redis.call('XTRIM', key, 'MINID', ARGV[3])
-  end
-end
+if ARGV[3] ~= '' and redis.call('EXISTS', key) == 1 then trimByAge(key, floorKey, ARGV[3]) end
 local floor = redis.call('GET', floorKey)
 local head, first = '', ''
 if redis.call('EXISTS', key) == 1 then
