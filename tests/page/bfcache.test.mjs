@@ -5,10 +5,9 @@
 // connections), the page loads afresh and the test says so rather than pretending.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { launch, pageServer } from './browser.mjs';
-import { firefox, haveFirefox, webkit, haveWebKit } from './webdriver.mjs';
+import { inEachEngine, pageServer } from './browser.mjs';
 
-let server, url, chromium;
+let server, url;
 const attempts = new Map(); // client -> [{ at, from }]
 
 const page = (c) => `<!doctype html><meta charset="utf-8"><title>a</title><script type="module">
@@ -47,10 +46,8 @@ before(async () => {
     return false;
   });
   url = server.url;
-  chromium = await launch();
 });
 after(async () => {
-  await chromium?.close();
   await server?.close();
 });
 
@@ -91,31 +88,7 @@ function judge(engine, { before, after, attempts, back }) {
   console.log(`[figure] ${engine}: restored from the back/forward cache; reconnected ${wait} ms after Back, resuming from id ${attempts[1].from}; error events on the way: ${after.errors}`);
 }
 
-test('Chromium: back/forward cache round trip', async () => {
-  const p = await chromium.newPage();
-  try {
-    const r = await roundTrip('Chromium', {
-      go: (u) => p.goto(u),
-      back: () => p.goBack(),
-      read: () => p.evaluate(() => window.__r),
-    });
-    judge('Chromium', r);
-  } finally {
-    await p.close();
-  }
+inEachEngine('back/forward cache round trip', async (engine, page) => {
+  const label = { chromium: 'Chromium', firefox: 'Firefox', webkit: 'WebKit' }[engine];
+  judge(label, await roundTrip(label, { go: page.goto, back: page.back, read: () => page.evaluate('window.__r ?? null') }));
 });
-
-for (const [engine, start, have] of [
-  ['Firefox', firefox, haveFirefox],
-  ['WebKit', webkit, haveWebKit],
-]) {
-  test(`${engine}: back/forward cache round trip`, { skip: !have() && `no ${engine}` }, async () => {
-    const b = await start();
-    try {
-      const r = await roundTrip(engine, { go: (u) => b.goto(u), back: () => b.back(), read: () => b.run('return window.__r ?? null') });
-      judge(engine, r);
-    } finally {
-      await b.close();
-    }
-  });
-}

@@ -1,12 +1,13 @@
 // Shared by the page tests: the system Chromium through playwright-core (Playwright cannot download its
 // own browser here), with the flags a closed network and a root user need.
-import { before, after } from 'node:test';
+import { test, before, after } from 'node:test';
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync } from 'node:fs';
 import http from 'node:http';
 import { dirname, join, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { firefox, haveFirefox, webkit, haveWebKit } from './webdriver.mjs';
 
 export const artifacts = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'artifacts');
 mkdirSync(artifacts, { recursive: true });
@@ -84,4 +85,35 @@ export async function pageServer(handle) {
       return new Promise((r) => server.close(r));
     },
   };
+}
+
+/**
+ * Registers `title` once per engine: Chromium through Playwright, Firefox and WebKit through WebDriver (each
+ * skipped when its browser is missing). `body(engine, page)` drives one fresh browser with one page, closed
+ * after it: `page.goto(url)`, `page.back()`, and `page.evaluate(source)`, the completion value of a script
+ * (JSON-serialisable; a promise is awaited). `engine` is 'chromium', 'firefox' or 'webkit'.
+ */
+export function inEachEngine(title, body) {
+  test(`Chromium: ${title}`, async () => {
+    const browser = await launch();
+    try {
+      const p = await browser.newPage();
+      await body('chromium', { goto: (u) => p.goto(u), back: () => p.goBack(), evaluate: (s) => p.evaluate(s) });
+    } finally {
+      await browser.close();
+    }
+  });
+  for (const [engine, label, start, have] of [
+    ['firefox', 'Firefox', firefox, haveFirefox],
+    ['webkit', 'WebKit', webkit, haveWebKit],
+  ]) {
+    test(`${label}: ${title}`, { skip: !have() && `no ${label}` }, async () => {
+      const b = await start();
+      try {
+        await body(engine, { goto: (u) => b.goto(u), back: () => b.back(), evaluate: (s) => b.run('return eval(arguments[0])', s) });
+      } finally {
+        await b.close();
+      }
+    });
+  }
 }

@@ -8,8 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launch, pageServer } from './browser.mjs';
-import { firefox, haveFirefox, webkit, haveWebKit } from './webdriver.mjs';
+import { inEachEngine, pageServer } from './browser.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { createResumableStreams } = await import(join(root, 'pkg', 'server.js'));
@@ -18,7 +17,7 @@ const WORDS = ['Once', ' upon', ' a', ' time', ' a', ' stream', ' dropped', ' an
 const streams = createResumableStreams();
 /** Per client name: the requests it made and how many answers were generated for it. */
 const seen = new Map();
-let server, url, chromium;
+let server, url;
 
 async function* answer(name) {
   seen.get(name).generated++;
@@ -61,10 +60,8 @@ before(async () => {
     return false;
   });
   url = server.url;
-  chromium = await launch();
 });
 after(async () => {
-  await chromium?.close();
   await server?.close();
 });
 
@@ -101,27 +98,7 @@ async function check(engine, evaluate) {
   assert.equal(log.requests[1].body, '{"prompt":"a story"}', 'the POST was sent again');
 }
 
-test('Chromium: a POST stream cut mid-answer resumes from its last event id, each token once', async () => {
-  const page = await chromium.newPage();
-  try {
-    await page.goto(`${url}/`);
-    await check('chromium', (s) => page.evaluate(s));
-  } finally {
-    await page.close();
-  }
+inEachEngine('a POST stream cut mid-answer resumes from its last event id, each token once', async (engine, page) => {
+  await page.goto(`${url}/`);
+  await check(engine, page.evaluate);
 });
-
-for (const [engine, start, have] of [
-  ['firefox', firefox, haveFirefox],
-  ['webkit', webkit, haveWebKit],
-]) {
-  test(`${engine}: the same`, { skip: !have() && `no ${engine}` }, async () => {
-    const b = await start();
-    try {
-      await b.goto(`${url}/`);
-      await check(engine, (s) => b.run('return eval(arguments[0])', s));
-    } finally {
-      await b.close();
-    }
-  });
-}

@@ -8,14 +8,13 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launch, pageServer } from './browser.mjs';
-import { firefox, haveFirefox, webkit, haveWebKit } from './webdriver.mjs';
+import { inEachEngine, pageServer } from './browser.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { createGate, reject, retryField } = await import(join(root, 'pkg', 'server.js'));
 
 const RATE = 2; // places in line 500 ms apart
-let server, url, chromium;
+let server, url;
 /** Per client name: what the server did with each attempt, and when. */
 const seen = new Map();
 const gates = new Map();
@@ -53,10 +52,8 @@ before(async () => {
     return false;
   });
   url = server.url;
-  chromium = await launch();
 });
 after(async () => {
-  await chromium?.close();
   await server?.close();
 });
 
@@ -102,27 +99,7 @@ async function check(engine, evaluate) {
   }
 }
 
-test('Chromium: native EventSource and ManagedEventSource come back on their own after a soft rejection', async () => {
-  const page = await chromium.newPage();
-  try {
-    await page.goto(`${url}/`);
-    await check('chromium', (s) => page.evaluate(s));
-  } finally {
-    await page.close();
-  }
+inEachEngine('native EventSource and ManagedEventSource come back on their own after a soft rejection', async (engine, page) => {
+  await page.goto(`${url}/`);
+  await check(engine, page.evaluate);
 });
-
-for (const [engine, start, have] of [
-  ['firefox', firefox, haveFirefox],
-  ['webkit', webkit, haveWebKit],
-]) {
-  test(`${engine}: the same`, { skip: !have() && `no ${engine}` }, async () => {
-    const b = await start();
-    try {
-      await b.goto(`${url}/`);
-      await check(engine, (s) => b.run('return eval(arguments[0])', s));
-    } finally {
-      await b.close();
-    }
-  });
-}
