@@ -66,6 +66,8 @@ function lead(record, values, release) {
   if (record.state !== FOLLOWING) return release(); // closed meanwhile
   share.leader = true;
   record.state = PENDING;
+  // The followers' event types, which they told the leader before this one: they tell them again.
+  share.channel.postMessage({ kind: 'leading' });
   values[V_RESUME_FROM] = record.lastEventId || undefined;
   afterInstantiate(record, values);
 }
@@ -95,7 +97,9 @@ function fromFollower(record, m) {
 /** What a follower does with the leader's news. */
 function fromLeader(record, m) {
   if (record.state !== FOLLOWING) return;
-  if (m.kind === 'event') {
+  if (m.kind === 'leading') {
+    record.share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()] });
+  } else if (m.kind === 'event') {
     if (m.id !== '') record.lastEventId = m.id;
     const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
     deliver(record, m.type, e);
