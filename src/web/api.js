@@ -45,6 +45,9 @@ function askFirstUrl(record) {
   const u = typeof record.url === 'function' ? record.url() : record.url;
   if (typeof u?.then === 'function') {
     if (!record.transport.waitForUrl) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
+    // The first attempt awaits it (and reports a rejection) only once the shell starts, tasks later:
+    // until then it must not count as an unhandled rejection.
+    if (u instanceof Promise) u.catch(() => {});
   } else record.currentUrl = record.transport.resolve(finish(record, u));
   record.firstUrl = u;
 }

@@ -2,7 +2,7 @@
 // for the module off the main thread, no request before the options pass, and close() at every moment of a
 // start, shared or not. Each "fresh" copy of the package is a new module (one per URL), whose wasm is not
 // compiled yet: the first construct of a page. (Callbacks that close are reentry.mjs's.)
-import { test, figure, until, sleep, ok, eq, throws, plan, log, url } from './lib.mjs';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, reported } from './lib.mjs';
 
 let copies = 0;
 /** A fresh copy of a package entry: its module is neither compiled nor instantiated. */
@@ -137,6 +137,27 @@ test('a URL function is asked once for the first attempt, in the constructor, an
   eq((await log('asked')).attempts.map((a) => a.url.replace(/.*&/, '')), ['token=1', 'token=2']);
   es.close();
   await closedAtServer('asked');
+});
+
+test("a first construct whose URL function's Promise rejects: the error is reported once, no unhandled rejection, and the next attempt opens", async () => {
+  const copy = await fresh('fetch');
+  await plan('first-rejects', '', 'stream');
+  const unhandled = [];
+  const count = (e) => unhandled.push(e.reason?.message);
+  addEventListener('unhandledrejection', count);
+  const before = reported.length;
+  let asks = 0;
+  const es = new copy.ManagedEventSource(() => (++asks === 1 ? Promise.reject(new Error('token service down')) : url('first-rejects')), { transport: 'fetch', jitter: 'none', baseMs: 50 });
+  try {
+    ok(await until(8000, () => es.status === 'open'), `the second attempt opens (${es.status})`);
+    await sleep(50); // a rejection is reported as unhandled after the task it happened in
+  } finally {
+    es.close();
+    removeEventListener('unhandledrejection', count);
+  }
+  eq(unhandled, []);
+  eq(reported.slice(before).map((e) => e?.message), ['token service down']);
+  await closedAtServer('first-rejects');
 });
 
 /** Delays, in ms, at which the start sweeps close a client. */
