@@ -6,7 +6,7 @@
 // It may not decide anything nor talk to Rust: a transport hands it events, and a new event type is told to
 // the record's `typeAdded`. It imports only errors.js.
 
-import { fail, report } from './errors.js';
+import { fail, report, PREFIX } from './errors.js';
 
 /** A list with nothing in it, shared. */
 export const EMPTY = [];
@@ -42,15 +42,34 @@ class Retargeted extends Given {
   composedPath = composedPath;
 }
 
+/** Retargeted, with `stopImmediatePropagation` seen by deliver: for a dispatch to more than one listener. */
+class RetargetedStoppable extends Retargeted {
+  stopImmediatePropagation = stopImmediatePropagation;
+}
+
+/** The events whose listeners must not be called any more in the dispatch under way (EventTarget's "stop
+ * immediate propagation flag", which the engine keeps out of sight). deliver forgets each at its end. */
+const stopped = new WeakSet();
+
+function stopImmediatePropagation() {
+  stopped.add(this);
+  Event.prototype.stopImmediatePropagation.call(this);
+}
+
+/** The events being delivered, to any client, outermost first: dispatchEvent refuses them, as
+ * EventTarget does an event whose dispatch flag is set. */
+const inFlight = [];
+
 function composedPath() {
   const at = this.currentTarget;
   return at ? [at] : [];
 }
 
-/** `e` retargeted to `client`. The caller must use what it returns: a bundler may drop an unused `new`. */
-function retarget(client, e) {
+/** `e` retargeted to `client` (see Retargeted; `many`: with RetargetedStoppable's member too). The caller
+ * must use what it returns: a bundler may drop an unused `new`. */
+function retarget(client, e, many) {
   to = client;
-  const r = new Retargeted(e);
+  const r = many ? new RetargetedStoppable(e) : new Retargeted(e);
   to = null; // so that the module holds no client
   return r;
 }
@@ -64,7 +83,7 @@ function swap(record, e) {
   let p = record.prototypes.get(proto);
   if (!p) {
     if (record.prototypes.has(proto)) return e; // one of ours already (an event delivered again)
-    record.prototypes.set(proto, (p = retarget(record.client, Object.create(proto))));
+    record.prototypes.set(proto, (p = retarget(record.client, Object.create(proto), true)));
     record.prototypes.set(p, null);
     Object.defineProperty(p, 'currentTarget', { get() { return record.dispatching === this ? record.client : null; }, set() {} });
   }
@@ -74,23 +93,25 @@ function swap(record, e) {
 /**
  * Calls the listeners of `type` with `e`, as `EventTarget.dispatchEvent` does: `e` shows the client as its
  * `target` and, while they run, as its `currentTarget`; each listener is called with the client as `this`.
- * The list is a snapshot: entries removed meanwhile are skipped, entries added are not called. What a
- * listener throws is reported and the others still run. `listeners`: the type's slot (see `slot`), where
- * the caller holds it.
+ * The list is a snapshot: entries removed meanwhile are skipped, entries added are not called; after a
+ * listener calls `stopImmediatePropagation()`, none is. What a listener throws is reported and the others
+ * still run. `listeners`: the type's slot (see `slot`), where the caller holds it.
  */
 export function deliver(record, type, e, listeners = record.listeners.get(type)) {
   const list = listeners?.list;
   if (!list || list.length === 0) return;
   const client = record.client, outer = record.dispatching; // an event its listeners see already (a dispatch inside one)
+  const many = list.length > 1;
   record.dispatching = e;
-  if (FIELDS) {
-    e = retarget(client, e);
-    for (let i = 0; i < list.length; i++) call(record, type, list[i], client, e);
-    e.currentTarget = outer === e ? client : null;
-  } else {
-    e = swap(record, e);
-    for (let i = 0; i < list.length; i++) call(record, type, list[i], client, e);
+  inFlight.push(e);
+  e = FIELDS ? retarget(client, e, many) : swap(record, e);
+  for (let i = 0; i < list.length; i++) {
+    call(record, type, list[i], client, e);
+    if (many && stopped.has(e)) break;
   }
+  if (many) stopped.delete(e);
+  if (FIELDS) e.currentTarget = outer === e ? client : null;
+  inFlight.pop();
   record.dispatching = outer;
 }
 
@@ -194,6 +215,9 @@ export function dress(Class, recordOf, attributes, callbacks, states) {
     dispatchEvent(event) {
       const record = recordOf(this);
       if (!(event instanceof Event)) fail('dispatchEvent needs an Event');
+      if (event.eventPhase !== Event.NONE || inFlight.includes(event)) {
+        throw new DOMException(PREFIX + 'dispatchEvent: the event is being dispatched already', 'InvalidStateError');
+      }
       deliver(record, event.type, event);
       return !event.defaultPrevented;
     },

@@ -236,6 +236,52 @@ test('dispatchEvent: listeners run with the instance as target; the return value
   compared++;
 });
 
+test('stopImmediatePropagation: the listeners after it do not hear that event, and hear the next one', async () => {
+  await sameAsNative('stop-immediate', 'retry:100+events:4', '204', (es, record) => {
+    const first = record('first'), second = record('second'), attribute = record('onmessage');
+    es.addEventListener('message', function (e) {
+      first.call(this, e);
+      if (Number(e.data) % 2 === 1) e.stopImmediatePropagation();
+    });
+    es.addEventListener('message', second);
+    es.onmessage = attribute;
+  });
+});
+
+test('dispatchEvent of an event being dispatched throws InvalidStateError, at any depth; once done, it may be dispatched again', async () => {
+  const run = async (C, c) => {
+    await plan(c, 'retry:100+events:1', '204');
+    const es = new C(url(c));
+    const seen = [];
+    const name = (f) => {
+      try {
+        f();
+        return 'ok';
+      } catch (x) {
+        return `${x.constructor.name}:${x.name}`;
+      }
+    };
+    let kept = null;
+    es.addEventListener('message', (e) => {
+      kept = e;
+      seen.push(['message', name(() => es.dispatchEvent(e))]);
+      // A synthetic event dispatched from here, which re-dispatches itself and the outer event.
+      const inner = new Event('ping');
+      es.addEventListener('ping', (p) => seen.push(['ping', name(() => es.dispatchEvent(p)), name(() => es.dispatchEvent(e))]), { once: true });
+      es.dispatchEvent(inner);
+    });
+    await until(8000, () => es.readyState === 2);
+    es.addEventListener('message', () => seen.push(['again']));
+    seen.push(['after', name(() => es.dispatchEvent(kept))]);
+    es.close();
+    return seen;
+  };
+  const native = await run(Native, 'redispatch-native');
+  eq(await run(Ours, 'redispatch-ours'), native);
+  eq(native[0], ['message', 'DOMException:InvalidStateError']);
+  compared++;
+});
+
 test('figures', async () => {
   figure('behaviours compared with the native EventSource', compared);
 });
