@@ -34,7 +34,11 @@ export function useManagedEventSource(url, options) {
     },
     { immediate: true },
   );
-  if (getCurrentScope()) onScopeDispose(drop);
+  if (getCurrentScope())
+    onScopeDispose(() => {
+      drop();
+      status.value = 'closed';
+    });
   return {
     status,
     lastEvent,
