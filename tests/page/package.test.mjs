@@ -130,14 +130,22 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
     'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
-    'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
+    'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
+    'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
+    'vue.cjs', 'vue.d.cts', 'vue.d.ts', 'vue.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
   ]);
   const manifest = JSON.parse(readFileSync(join(root, 'pkg', 'package.json'), 'utf8'));
   assert.equal(manifest.exports['./package.json'], './package.json');
   assert.ok(manifest.engines.node);
   assert.equal(manifest.license, 'MIT OR Apache-2.0');
-  // The Redis store's client library is an optional peer: never installed with the package.
-  assert.deepEqual(manifest.peerDependenciesMeta, { redis: { optional: true } });
+  // The Redis store's client library and the bindings' frameworks are optional peers: never installed with
+  // the package.
+  const peers = ['redis', 'react', 'vue', 'svelte', 'solid-js'];
+  assert.deepEqual(Object.keys(manifest.peerDependencies), peers);
+  assert.deepEqual(manifest.peerDependenciesMeta, Object.fromEntries(peers.map((p) => [p, { optional: true }])));
+  for (const name of ['react', 'vue', 'svelte', 'solid']) {
+    assert.deepEqual(manifest.exports[`./${name}`], { import: { types: `./${name}.d.ts`, default: `./${name}.js` }, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } });
+  }
   assert.ok(!files.some((f) => f.endsWith('.wasm')), 'the wasm is inside each flavour');
 });
 
@@ -282,10 +290,14 @@ for (const [version, tsc] of [['5.9', bin('tsc')], ['7.0', join(root, 'node_modu
       const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8' });
       return { ok: r.status === 0, out: r.stdout + r.stderr };
     };
-    for (const files of [['src/uses.ts'], ['src/global.ts'], ['src/wrong.ts']]) {
+    for (const files of [['src/uses.ts'], ['src/global.ts'], ['src/wrong.ts'], ['src/bindings.ts']]) {
       const r = check(files);
       assert.ok(r.ok, `${files}: ${r.out}`);
     }
+    // The Svelte binding against Svelte 4's types, where a Svelte 4 project finds them.
+    const svelte4 = join(root, 'node_modules', 'svelte4', 'types', 'index.d.ts');
+    const s4 = check(['src/svelte4.ts'], { paths: { svelte: [svelte4], 'svelte/*': [svelte4] } });
+    assert.ok(s4.ok, s4.out);
     // Every wrong usage is an error of its own: without the directives, tsc reports each one.
     const wrong = readFileSync(join(dir, 'src', 'wrong.ts'), 'utf8');
     writeFileSync(join(dir, 'src', 'bare.ts'), wrong.replace(/^\/\/ @ts-expect-error/gm, '//'));
