@@ -15,11 +15,12 @@ export const idle = (status) => ({ status, lastEvent: null, error: null, attempt
 /**
  * Opens a client for `url` and calls `update(state)` with a new snapshot whenever its state changes, the
  * first time before it returns. The binding's own options, `client` (the class to construct; default the
- * main entry's ManagedEventSource) and `events` (named events to follow besides `message`), are taken out;
- * every other option reaches the constructor as given, which throws for a bad one.
+ * main entry's ManagedEventSource), `events` (named events to follow besides `message`) and `onMessage`
+ * (called with each of those events, which a render may batch), are taken out; every other option reaches
+ * the constructor as given, which throws for a bad one.
  */
 export function connect(url, options, update) {
-  const { client: Client = ManagedEventSource, events = [], ...rest } = options ?? {};
+  const { client: Client = ManagedEventSource, events = [], onMessage, ...rest } = options ?? {};
   if (!Array.isArray(events)) throw new TypeError('managed-eventsource: option events must be an array of event names');
   const source = new Client(url, rest);
   let state = idle(source.status);
@@ -28,7 +29,12 @@ export function connect(url, options, update) {
   source.onstatus = (status) => set({ status, attempt: source.attempt, ...(status === 'open' && { error: null }) });
   source.onretry = ({ attempt }) => set({ attempt });
   source.onerror = (error) => set({ error });
-  for (const type of ['message', ...events]) source.addEventListener(type, (lastEvent) => set({ lastEvent }));
+  for (const type of ['message', ...events]) {
+    source.addEventListener(type, (lastEvent) => {
+      set({ lastEvent });
+      if (live) onMessage?.(lastEvent);
+    });
+  }
   update(state);
   return {
     source,

@@ -14,6 +14,9 @@ export interface BindingOptions extends FetchOptions {
   client?: ClientClass;
   /** Named events to follow besides `message`: each one becomes `lastEvent`. */
   events?: readonly string[];
+  /** Called with every event that becomes `lastEvent`, of the current connection only: for code that must
+   * see each one (a render shows the last of those that arrived since the one before). */
+  onMessage?: (ev: MessageEvent<string>) => void;
 }
 
 /** A stream's state as the binding shows it. */

@@ -74,8 +74,10 @@ export function scenarios(name, mount) {
     await plan(c, 'events:1:update', 'stream');
     const { Counted, history } = counting();
     const stop = () => false;
+    const heard = [];
     const el = mountPoint();
-    const app = await mount(el, null, { client: Counted, events: ['update'], baseMs: 250, jitter: 'none', lastEventIdParam: 'lastEventId', share: false, until: stop });
+    const options = { client: Counted, events: ['update'], onMessage: (ev) => heard.push([ev.type, ev.lastEventId]), baseMs: 250, jitter: 'none', lastEventIdParam: 'lastEventId', share: false, until: stop };
+    const app = await mount(el, null, options);
     await sleep(100);
     eq(text(el), 'closed|0||');
     eq(history, [], 'a null URL constructs nothing');
@@ -85,12 +87,17 @@ export function scenarios(name, mount) {
     record.stop();
     ok(record.texts.some((t) => t.includes('|update ') && t.includes('#event 1|')), `the named event shown: ${record.texts.join(' / ')}`);
     const given = history[0][2];
-    eq(Object.keys(given).sort(), ['baseMs', 'jitter', 'lastEventIdParam', 'share', 'until'], 'the binding keeps client and events');
+    eq(Object.keys(given).sort(), ['baseMs', 'jitter', 'lastEventIdParam', 'share', 'until'], 'the binding keeps client, events and onMessage');
+    // onMessage hears every event, in order, where a render may show only the last of several.
+    eq(heard[0], ['update', '1']);
+    eq(heard.map((h) => Number(h[1])), heard.map((_, i) => i + 1));
     ok(given.until === stop && given.share === false && given.baseMs === 250, 'values as given');
     app.feed().close();
+    const told = heard.length;
     ok(await until(3000, () => text(el).startsWith('closed|')), text(el));
     ok(await until(3000, async () => (await log(c)).open === 0));
     eq(history.map((h) => h[0]), ['new', 'close']);
+    eq(heard.length, told, 'nothing heard after close()');
     await app.unmount();
     el.remove();
   });

@@ -13,7 +13,7 @@ import { computed, ref, type Ref } from 'vue';
 import { derived, readable, type Readable } from 'svelte/store';
 import { createSignal, type Accessor } from 'solid-js';
 
-const fetchOptions: BindingOptions = { client: FetchSource, transport: 'fetch', headers: async () => ({ Authorization: 'Bearer x' }), events: ['update'], share: 'feed', baseMs: 500 };
+const fetchOptions: BindingOptions = { client: FetchSource, transport: 'fetch', headers: async () => ({ Authorization: 'Bearer x' }), events: ['update'], onMessage: (ev) => void ev.data.length, share: 'feed', baseMs: 500 };
 
 // React: the hook's result is the state and the controls.
 export function useReactFeed(url: string | null): string {
