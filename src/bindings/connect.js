@@ -22,6 +22,12 @@ export const idle = (status) => ({ status, lastEvent: null, error: null, attempt
 export function connect(url, options, update) {
   const { client: Client = ManagedEventSource, events = [], onMessage, ...rest } = options ?? {};
   if (!Array.isArray(events)) throw new TypeError('managed-eventsource: option events must be an array of event names');
+  // Server-side rendering (no document): nothing connects, and the state stays what the browser's first
+  // render shows, 'connecting'.
+  if (typeof document === 'undefined') {
+    update(idle('connecting'));
+    return { reconnectNow() {}, close() {}, stop() {} };
+  }
   const source = new Client(url, rest);
   let state = idle(source.status);
   let live = true;
@@ -37,7 +43,8 @@ export function connect(url, options, update) {
   }
   update(state);
   return {
-    source,
+    reconnectNow: () => source.reconnectNow(),
+    close: () => source.close(),
     stop() {
       live = false;
       source.close();

@@ -54,8 +54,8 @@ function makeOwner() {
         queueMicrotask(() => mine && leaving === mine && drop());
       };
     },
-    reconnectNow: () => connection?.source.reconnectNow(),
-    close: () => connection?.source.close(),
+    reconnectNow: () => connection?.reconnectNow(),
+    close: () => connection?.close(),
   };
 }
 

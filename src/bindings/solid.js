@@ -38,7 +38,7 @@ export function createManagedEventSource(url, options) {
     lastEvent,
     error,
     attempt,
-    reconnectNow: () => connection?.source.reconnectNow(),
-    close: () => connection?.source.close(),
+    reconnectNow: () => connection?.reconnectNow(),
+    close: () => connection?.close(),
   };
 }

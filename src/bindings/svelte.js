@@ -30,7 +30,7 @@ export function managedEventSource(url, options) {
   });
   return {
     subscribe,
-    reconnectNow: () => connection?.source.reconnectNow(),
-    close: () => connection?.source.close(),
+    reconnectNow: () => connection?.reconnectNow(),
+    close: () => connection?.close(),
   };
 }

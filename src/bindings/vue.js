@@ -44,7 +44,7 @@ export function useManagedEventSource(url, options) {
     lastEvent,
     error,
     attempt,
-    reconnectNow: () => connection?.source.reconnectNow(),
-    close: () => connection?.source.close(),
+    reconnectNow: () => connection?.reconnectNow(),
+    close: () => connection?.close(),
   };
 }
