@@ -8,8 +8,12 @@ import { test, ok, eq, until, sleep, plan, log, url } from '/tests/browser/lib.m
 import { counting, mountPoint, show } from './common.mjs';
 import { scenarios } from './scenarios.mjs';
 
+/** Every render of Feed: the URL it was given and the URL of the event it was handed. */
+const renders = [];
+
 function Feed({ src, options, expose }) {
   const feed = useManagedEventSource(src, options);
+  renders.push([src, feed.lastEvent?.target.url ?? null]);
   expose(feed);
   return <p className="feed">{show(feed)}</p>;
 }
@@ -91,5 +95,22 @@ test("react: the fetch transport with headers, through managed-eventsource/fetch
   eq((await log(c)).attempts.map((a) => a.auth), ['Bearer react']);
   await app.unmount();
   ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});
+
+test("react: no render for a new URL is handed the old URL's state, not even the one before the effect", async () => {
+  const [from, to] = ['react-render-from', 'react-render-to'];
+  await plan(from, '', 'stream');
+  await plan(to, '', 'stream');
+  const el = mountPoint();
+  const app = mount(el, url(from), {});
+  ok(await until(3000, () => el.textContent.includes('#event 2')), el.textContent);
+  renders.length = 0;
+  await app.setUrl(url(to));
+  ok(await until(3000, () => el.textContent.includes(`c=${to}#event 2`)), el.textContent);
+  ok(renders.length > 0);
+  eq(renders.filter(([src, seen]) => seen !== null && seen !== src), [], "renders handed another URL's event");
+  await app.unmount();
+  ok(await until(3000, async () => (await log(to)).open === 0));
   el.remove();
 });
