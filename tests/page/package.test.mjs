@@ -209,6 +209,30 @@ test("a strict CSP: a clear error naming 'wasm-unsafe-eval', from the constructo
   await tab.close();
 });
 
+test('the framework bindings and the app share one copy of the package: Vite and esbuild bundle its wasm once', async () => {
+  // The start of the shell's module as the build inlined it: found once in a bundle that has one copy.
+  const hex = readFileSync(join(root, 'target', 'pkg-build', 'index', 'wasm.js'), 'utf8').match(/'([0-9a-f]{200})/)[1];
+  const copies = (file) => readFileSync(file, 'utf8').split(hex).length - 1;
+  const dir = scratch('bindings');
+  // The frameworks are found where a user's app has them, in node_modules above the app (the repository's).
+  writeFileSync(
+    join(dir, 'main.js'),
+    `import { ManagedEventSource } from 'managed-eventsource';
+import { useManagedEventSource } from 'managed-eventsource/react';
+import { useManagedEventSource as useVue } from 'managed-eventsource/vue';
+import { managedEventSource } from 'managed-eventsource/svelte';
+import { createManagedEventSource } from 'managed-eventsource/solid';
+window.app = { ManagedEventSource, useManagedEventSource, useVue, managedEventSource, createManagedEventSource };
+`,
+  );
+  run(bin('esbuild'), ['main.js', '--bundle', '--format=esm', '--outfile=dist/esbuild.js', '--log-level=warning'], dir);
+  assert.equal(copies(join(dir, 'dist', 'esbuild.js')), 1, 'esbuild');
+  writeFileSync(join(dir, 'index.html'), html('bindings', '<script type="module" src="/main.js"></script>'));
+  run(process.execPath, [bin('vite'), 'build', '--base', './', '--logLevel', 'warn', '--outDir', 'vite'], dir);
+  const assets = readdirSync(join(dir, 'vite', 'assets')).filter((f) => f.endsWith('.js'));
+  assert.equal(assets.reduce((n, f) => n + copies(join(dir, 'vite', 'assets', f)), 0), 1, 'Vite');
+});
+
 test('Node: import and require work with the eventsource package as the global; without one, a clear error', async () => {
   const dir = scratch('node');
   cpSync(join(root, 'node_modules', 'eventsource'), join(dir, 'node_modules', 'eventsource'), { recursive: true });
