@@ -145,6 +145,9 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(manifest.peerDependenciesMeta, Object.fromEntries(peers.map((p) => [p, { optional: true }])));
   for (const name of ['react', 'vue', 'svelte', 'solid']) {
     assert.deepEqual(manifest.exports[`./${name}`], { import: { types: `./${name}.d.ts`, default: `./${name}.js` }, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } });
+    // Each binding's budget: 1 kB gzip on top of the entry it imports (npm run size prints both figures).
+    const gzip = execFileSync('gzip', ['-9c', join(root, 'pkg', `${name}.js`)]).length;
+    assert.ok(gzip <= 1024, `pkg/${name}.js is ${gzip} bytes gzip`);
   }
   assert.ok(!files.some((f) => f.endsWith('.wasm')), 'the wasm is inside each flavour');
 });
