@@ -26,6 +26,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync,
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
+import { build as esbuild } from 'esbuild';
 import { minify } from 'terser';
 import { minifyNames } from './wasm-names.mjs';
 import { diet, pruneImports } from './glue.mjs';
@@ -202,6 +203,60 @@ export const ready = Promise.resolve({ ManagedEventSource, createManagedStream, 
   }
 }
 
+/**
+ * The framework bindings, one entry each: src/bindings/<name>.js (with src/bindings/connect.js bundled in)
+ * as pkg/<name>.js and .cjs, and src/bindings/<name>.d.ts as pkg/<name>.d.ts and .d.cts, the framework
+ * (`peer`, at `range`) an optional peer dependency. A binding's `import ... from 'managed-eventsource'` is
+ * written as './index.js' ('./index.cjs' in CommonJS): the same file the user's own import of the package
+ * resolves to, so both share one module and one wasm instance, with or without a bundler.
+ */
+export const BINDINGS = [
+  { name: 'react', peer: 'react', range: '>=18.0.0' },
+  { name: 'vue', peer: 'vue', range: '^3.3.0' },
+  { name: 'svelte', peer: 'svelte', range: '^4.0.0 || ^5.0.0' },
+  { name: 'solid', peer: 'solid-js', range: '^1.6.0' },
+];
+
+const MAIN_ENTRY = { esm: './index.js', cjs: './index.cjs' };
+
+async function buildBindings() {
+  for (const { name, peer } of BINDINGS) {
+    for (const format of ['esm', 'cjs']) {
+      const out = join(pkg, `${name}.${format === 'esm' ? 'js' : 'cjs'}`);
+      await esbuild({
+        entryPoints: [join(root, 'src', 'bindings', `${name}.js`)],
+        bundle: true,
+        minify: true,
+        format,
+        target: 'es2022',
+        outfile: out,
+        legalComments: 'none',
+        logLevel: 'warning',
+        external: [peer, `${peer}/*`],
+        plugins: [
+          {
+            name: 'main-entry',
+            setup(b) {
+              b.onResolve({ filter: /^managed-eventsource$/ }, () => ({ path: MAIN_ENTRY[format], external: true }));
+            },
+          },
+        ],
+      });
+      const code = readFileSync(out, 'utf8');
+      if (!code.includes(MAIN_ENTRY[format])) {
+        console.error(`[build] failed: pkg/${name} does not import ${MAIN_ENTRY[format]}`);
+        process.exit(1);
+      }
+    }
+    const types = readFileSync(join(root, 'src', 'bindings', `${name}.d.ts`), 'utf8');
+    const local = (ext) => types.replaceAll("from 'managed-eventsource'", `from './index.${ext}'`).replaceAll("from 'managed-eventsource/fetch'", `from './fetch.${ext}'`);
+    writeFileSync(join(pkg, `${name}.d.ts`), local('js'));
+    writeFileSync(join(pkg, `${name}.d.cts`), local('cjs'));
+    const b = readFileSync(join(pkg, `${name}.js`));
+    say(`pkg/${name}.js: ${b.length} bytes, gzip ${gz(b)}`);
+  }
+}
+
 /** Types, licences, README and package.json. */
 function buildManifest() {
   const types = readFileSync(join(root, 'src', 'web', 'index.d.ts'), 'utf8');
@@ -258,15 +313,21 @@ function buildManifest() {
         import: { types: './server.d.ts', default: './server.js' },
         require: { types: './server.d.cts', default: './server.cjs' },
       },
+      ...Object.fromEntries(
+        BINDINGS.map(({ name }) => [
+          `./${name}`,
+          { import: { types: `./${name}.d.ts`, default: `./${name}.js` }, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } },
+        ]),
+      ),
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name }) => ['js', 'cjs', 'd.ts', 'd.cts'].map((e) => `${name}.${e}`)), 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,
-    peerDependencies: { redis: '^6.0.0' },
-    peerDependenciesMeta: { redis: { optional: true } },
+    peerDependencies: { redis: '^6.0.0', ...Object.fromEntries(BINDINGS.map(({ peer, range }) => [peer, range])) },
+    peerDependenciesMeta: Object.fromEntries(['redis', ...BINDINGS.map(({ peer }) => peer)].map((p) => [p, { optional: true }])),
     engines: { node: '>=18' },
   };
   writeFileSync(join(pkg, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
@@ -281,6 +342,7 @@ function buildDemo() {
 
 export async function build({ demo = true } = {}) {
   await buildLibrary();
+  await buildBindings();
   buildManifest();
   if (demo) buildDemo();
 }

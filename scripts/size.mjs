@@ -7,6 +7,7 @@
 // parts are measured from target/pkg-build/, which the build leaves behind.
 
 import { writeSection } from './sections.mjs';
+import { BINDINGS } from './build.mjs';
 import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -116,6 +117,20 @@ function breakdown() {
   return [...totals, ['core library and the rest', other]];
 }
 
+/**
+ * Each framework binding (managed-eventsource/<name>): its file alone, and what it adds to a page that uses
+ * it: an app of the entry and the binding, bundled and minified by esbuild with the framework left out,
+ * against the same app of the entry alone. The budget is 1 kB on top of the entry.
+ */
+const BINDING_BUDGET = 1024;
+const app = (source) =>
+  execFileSync(join(root, 'node_modules', '.bin', 'esbuild'), ['--bundle', '--minify', '--format=esm', '--log-level=error', ...BINDINGS.map(({ peer }) => `--external:${peer}*`)], { input: source, cwd: join(root, 'pkg'), maxBuffer: 1 << 26 });
+const entryApp = gz(app("export * from './index.js';"));
+const bindings = BINDINGS.map(({ name }) => {
+  const b = readFileSync(join(root, 'pkg', `${name}.js`));
+  const adds = gz(app(`export * from './index.js';\nexport * from './${name}.js';`)) - entryApp;
+  return { name, bytes: b.length, gzip: gz(b), adds, verdict: adds <= BINDING_BUDGET ? 'met' : `missed by ${adds - BINDING_BUDGET} bytes` };
+});
 const socketAdds = files[3].gzip - page;
 const fetchAdds = files[4].gzip - page;
 const verdict = page <= TARGET ? 'met' : `missed by ${kb(page - TARGET)}`;
@@ -124,6 +139,9 @@ for (const f of files) console.log(`${f.file.padEnd(40)} ${String(f.bytes).padSt
 console.log(`\nWhat a page loads (ES module entry): ${kb(page)} gzip; the target is ${kb(TARGET)}: ${verdict}.`);
 console.log(`ManagedWebSocket adds ${kb(socketAdds)} to a page (managed-eventsource/websocket, which has both classes).`);
 console.log(`The fetch transport adds ${kb(fetchAdds)} (managed-eventsource/fetch, which has both transports).`);
+for (const b of bindings) {
+  console.log(`managed-eventsource/${b.name}: pkg/${b.name}.js ${b.bytes} bytes, gzip ${b.gzip} alone; adds ${b.adds} bytes gzip to a page's bundle of the entry (budget 1 kB: ${b.verdict}).`);
+}
 console.log(`managed-eventsource/server (pkg/server.js, for servers; no page loads it): ${server.bytes} bytes, gzip ${server.gzip}.`);
 if (parts.length) {
   console.log('\nParts, each measured alone:');
@@ -143,12 +161,15 @@ if (process.argv.includes('--write')) {
   const peerText = peers.map((p) => `${p.name} is ${p.gzip} (we are ${p.ratio.toFixed(1)}×)`).join('; ');
   let brief = '| entry | what it has | gzip -9 |\n| --- | --- | ---: |\n';
   for (const f of files) brief += `| \`${f.file}\` | ${md(f.flavour)} | ${f.gzip} |\n`;
+  brief += `\nEach framework binding adds to that, gzip: ${bindings.map((b) => `\`/${b.name}\` ${b.adds}`).join(', ')} (budget 1 kB each).\n`;
   brief += `\nA page loads **${kb(page)}** gzip, the wasm included (target ${kb(TARGET)}: ${verdict}); the JavaScript peers, bundled the same way: ${peerText}.`;
   writeSection('README.md', 'size', 'npm run size -- --write', brief);
   let full = '| file a page loads | bytes | gzip -9 |\n| --- | ---: | ---: |\n';
   for (const f of files) full += `| \`${f.file}\` (${md(f.flavour)}) | ${f.bytes} | ${f.gzip} |\n`;
   full += `\nA page loads **${kb(page)}** gzipped, the wasm included; the target is ${kb(TARGET)}: ${verdict}. \`ManagedWebSocket\` adds ${kb(socketAdds)} (\`managed-eventsource/websocket\` has both classes in one module), and the fetch transport ${kb(fetchAdds)} (\`managed-eventsource/fetch\` has both transports). \`managed-eventsource/server\` (for servers; no page loads it) is ${server.bytes} bytes, ${server.gzip} gzip. The parts of the main module, each measured alone:\n\n`;
-  full += '| part | bytes | gzip -9 |\n| --- | ---: | ---: |\n';
+  full += '| binding | bytes | gzip -9 alone | gzip added to a bundle of the entry (budget 1 kB) |\n| --- | ---: | ---: | ---: |\n';
+  for (const b of bindings) full += `| \`managed-eventsource/${b.name}\` | ${b.bytes} | ${b.gzip} | ${b.adds} (${b.verdict}) |\n`;
+  full += '\n| part | bytes | gzip -9 |\n| --- | ---: | ---: |\n';
   for (const [name, bytes, g] of parts) full += `| ${name.trim()} | ${bytes} | ${g} |\n`;
   if (twiggy) {
     full += '\nWhere the wasm goes, by module (twiggy on the same module with its names kept; bytes before compression):\n\n| module | bytes |\n| --- | ---: |\n';

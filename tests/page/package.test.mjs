@@ -130,14 +130,25 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
     'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
-    'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
+    'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
+    'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
+    'vue.cjs', 'vue.d.cts', 'vue.d.ts', 'vue.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
   ]);
   const manifest = JSON.parse(readFileSync(join(root, 'pkg', 'package.json'), 'utf8'));
   assert.equal(manifest.exports['./package.json'], './package.json');
   assert.ok(manifest.engines.node);
   assert.equal(manifest.license, 'MIT OR Apache-2.0');
-  // The Redis store's client library is an optional peer: never installed with the package.
-  assert.deepEqual(manifest.peerDependenciesMeta, { redis: { optional: true } });
+  // The Redis store's client library and the bindings' frameworks are optional peers: never installed with
+  // the package.
+  const peers = ['redis', 'react', 'vue', 'svelte', 'solid-js'];
+  assert.deepEqual(Object.keys(manifest.peerDependencies), peers);
+  assert.deepEqual(manifest.peerDependenciesMeta, Object.fromEntries(peers.map((p) => [p, { optional: true }])));
+  for (const name of ['react', 'vue', 'svelte', 'solid']) {
+    assert.deepEqual(manifest.exports[`./${name}`], { import: { types: `./${name}.d.ts`, default: `./${name}.js` }, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } });
+    // Each binding's budget: 1 kB gzip on top of the entry it imports (npm run size prints both figures).
+    const gzip = execFileSync('gzip', ['-9c', join(root, 'pkg', `${name}.js`)]).length;
+    assert.ok(gzip <= 1024, `pkg/${name}.js is ${gzip} bytes gzip`);
+  }
   assert.ok(!files.some((f) => f.endsWith('.wasm')), 'the wasm is inside each flavour');
 });
 
@@ -199,6 +210,30 @@ test("a strict CSP: a clear error naming 'wasm-unsafe-eval', from the constructo
   await tab.waitForFunction(() => window.app?.ids.length >= 2 || window.app?.error, null, { timeout: 10000 });
   assert.equal(await tab.evaluate(() => window.app.error), null);
   await tab.close();
+});
+
+test('the framework bindings and the app share one copy of the package: Vite and esbuild bundle its wasm once', async () => {
+  // The start of the shell's module as the build inlined it: found once in a bundle that has one copy.
+  const hex = readFileSync(join(root, 'target', 'pkg-build', 'index', 'wasm.js'), 'utf8').match(/'([0-9a-f]{200})/)[1];
+  const copies = (file) => readFileSync(file, 'utf8').split(hex).length - 1;
+  const dir = scratch('bindings');
+  // The frameworks are found where a user's app has them, in node_modules above the app (the repository's).
+  writeFileSync(
+    join(dir, 'main.js'),
+    `import { ManagedEventSource } from 'managed-eventsource';
+import { useManagedEventSource } from 'managed-eventsource/react';
+import { useManagedEventSource as useVue } from 'managed-eventsource/vue';
+import { managedEventSource } from 'managed-eventsource/svelte';
+import { createManagedEventSource } from 'managed-eventsource/solid';
+window.app = { ManagedEventSource, useManagedEventSource, useVue, managedEventSource, createManagedEventSource };
+`,
+  );
+  run(bin('esbuild'), ['main.js', '--bundle', '--format=esm', '--outfile=dist/esbuild.js', '--log-level=warning'], dir);
+  assert.equal(copies(join(dir, 'dist', 'esbuild.js')), 1, 'esbuild');
+  writeFileSync(join(dir, 'index.html'), html('bindings', '<script type="module" src="/main.js"></script>'));
+  run(process.execPath, [bin('vite'), 'build', '--base', './', '--logLevel', 'warn', '--outDir', 'vite'], dir);
+  const assets = readdirSync(join(dir, 'vite', 'assets')).filter((f) => f.endsWith('.js'));
+  assert.equal(assets.reduce((n, f) => n + copies(join(dir, 'vite', 'assets', f)), 0), 1, 'Vite');
 });
 
 test('Node: import and require work with the eventsource package as the global; without one, a clear error', async () => {
@@ -282,10 +317,14 @@ for (const [version, tsc] of [['5.9', bin('tsc')], ['7.0', join(root, 'node_modu
       const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8' });
       return { ok: r.status === 0, out: r.stdout + r.stderr };
     };
-    for (const files of [['src/uses.ts'], ['src/global.ts'], ['src/wrong.ts']]) {
+    for (const files of [['src/uses.ts'], ['src/global.ts'], ['src/wrong.ts'], ['src/bindings.ts']]) {
       const r = check(files);
       assert.ok(r.ok, `${files}: ${r.out}`);
     }
+    // The Svelte binding against Svelte 4's types, where a Svelte 4 project finds them.
+    const svelte4 = join(root, 'node_modules', 'svelte4', 'types', 'index.d.ts');
+    const s4 = check(['src/svelte4.ts'], { paths: { svelte: [svelte4], 'svelte/*': [svelte4] } });
+    assert.ok(s4.ok, s4.out);
     // Every wrong usage is an error of its own: without the directives, tsc reports each one.
     const wrong = readFileSync(join(dir, 'src', 'wrong.ts'), 'utf8');
     writeFileSync(join(dir, 'src', 'bare.ts'), wrong.replace(/^\/\/ @ts-expect-error/gm, '//'));

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { launch } from './browser.mjs';
 import { firefox, haveFirefox, haveWebKit, webkit } from './webdriver.mjs';
 import { startServer } from '../server/sse-server.mjs';
+import { SUITES as BINDING_SUITES, buildBindingSuites } from '../bindings/build.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.SUITE;
@@ -61,6 +62,9 @@ export function runSuites(engine) {
   let server, browser;
   before(async () => {
     if (skip) return;
+    // The framework bindings' suites are bundled with their frameworks first (tests/bindings/build.mjs).
+    const bindings = suites.filter((s) => s in BINDING_SUITES);
+    if (bindings.length) await buildBindingSuites(bindings);
     server = await startServer();
     browser = await e.start();
   });

@@ -364,7 +364,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
         figures.push({ name: url.searchParams.get('name'), value: url.searchParams.get('value') });
         return json(req, res, { ok: true });
       default:
-        if (/^\/(pkg|tests\/browser|src\/web)\/|^\/target\/pkg-build\/check\.wasm$/.test(url.pathname)) return file(res, url.pathname);
+        if (/^\/(pkg|tests\/browser|src\/web|target\/bindings)\/|^\/target\/pkg-build\/check\.wasm$/.test(url.pathname)) return file(res, url.pathname);
         for (const [prefix, where] of Object.entries(statics)) {
           const { dir, headers } = typeof where === 'string' ? { dir: where } : where;
           if (url.pathname.startsWith(prefix)) return file(res, url.pathname.slice(prefix.length), dir, headers);

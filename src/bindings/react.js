@@ -1,0 +1,76 @@
+// managed-eventsource/react: useManagedEventSource, a hook that owns one client while its component is
+// mounted and renders its state through useSyncExternalStore. React is an optional peer dependency.
+//
+// What must stay true:
+// - one connection per mounted hook: StrictMode's unmount-and-mount of the same URL keeps the connection
+//   (an unmount closes it a microtask later, unless the same URL is mounted again first);
+// - a URL change closes the old connection before the new one opens, and the state rendered for a URL is
+//   never another URL's (the snapshot carries the key it belongs to);
+// - options are read when a connection opens (mount, URL change): a new options object alone never
+//   reconnects.
+
+import { useEffect, useState, useSyncExternalStore } from 'react';
+import { connect, idle } from './connect.js';
+
+const CLOSED = idle('closed');
+const CONNECTING = idle('connecting');
+
+/** What a URL is compared by: its text (a string or URL), or the function itself. */
+const keyOf = (url) => (url == null ? null : typeof url === 'function' ? url : `${url}`);
+
+/** One hook's connection, and the store that useSyncExternalStore reads. */
+function makeOwner() {
+  const listeners = new Set();
+  let connection = null;
+  /** The connection an unmount is about to close, unless it is mounted again first. */
+  let leaving = null;
+  let snapshot = { key: null, state: CLOSED };
+  const drop = () => {
+    connection?.stop();
+    connection = leaving = null;
+  };
+  return {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    get: () => snapshot,
+    /** The effect of a mount or URL change; returns its cleanup. */
+    hold(key, url, options) {
+      if (leaving && leaving === connection && connection.key === key) leaving = null;
+      else {
+        drop();
+        if (key != null) {
+          const made = connect(url, options, (state) => {
+            snapshot = { key, state };
+            for (const listener of listeners) listener();
+          });
+          connection = { key, ...made };
+        }
+      }
+      const mine = connection;
+      return () => {
+        leaving = mine;
+        queueMicrotask(() => mine && leaving === mine && drop());
+      };
+    },
+    reconnectNow: () => connection?.reconnectNow(),
+    close: () => connection?.close(),
+  };
+}
+
+/**
+ * The state of a managed stream for `url` (no connection while it is null or undefined), and its
+ * `reconnectNow` and `close`.
+ */
+export function useManagedEventSource(url, options) {
+  const key = keyOf(url);
+  const [owner] = useState(makeOwner);
+  const { key: shown, state } = useSyncExternalStore(owner.subscribe, owner.get, owner.get);
+  useEffect(() => owner.hold(key, url, options), [key]);
+  return {
+    ...(shown === key ? state : key == null ? CLOSED : CONNECTING),
+    reconnectNow: owner.reconnectNow,
+    close: owner.close,
+  };
+}

@@ -1,0 +1,36 @@
+// managed-eventsource/svelte: managedEventSource, a readable store (Svelte's store contract, from
+// svelte/store, the same in Svelte 4 and 5) whose value is the stream's state. Svelte is an optional peer
+// dependency.
+//
+// What must stay true: the first subscriber opens the connection and the last unsubscribe closes it. A URL
+// may be a store: each new value closes the old connection before the new one opens, and the state is reset
+// in between, so no event of the old one reaches it. Options are read when a connection opens.
+
+import { readable } from 'svelte/store';
+import { connect, idle } from './connect.js';
+
+/** A store of the state of a managed stream for `url` (a string, URL, URL function, or a store of one). */
+export function managedEventSource(url, options) {
+  let connection = null;
+  const drop = () => {
+    connection?.stop();
+    connection = null;
+  };
+  const { subscribe } = readable(idle('closed'), (set) => {
+    const open = (next) => {
+      drop();
+      set(idle('closed'));
+      if (next != null) connection = connect(next, options, set);
+    };
+    const stopUrl = typeof url?.subscribe === 'function' ? url.subscribe(open) : open(url);
+    return () => {
+      stopUrl?.();
+      drop();
+    };
+  });
+  return {
+    subscribe,
+    reconnectNow: () => connection?.reconnectNow(),
+    close: () => connection?.close(),
+  };
+}
