@@ -196,10 +196,29 @@ export const ready = Promise.resolve({ ManagedEventSource, createManagedStream, 
 `,
   );
   await bundle(join(main, 'global.js'), join(pkg, 'managed-eventsource.global.js'), 'iife', ['--global-name=managedEventSource']);
-  for (const f of ['index.js', 'index.cjs', 'websocket.js', 'websocket.cjs', 'fetch.js', 'fetch.cjs', 'managed-eventsource.global.js']) {
+  await buildAngular();
+  for (const f of ['index.js', 'index.cjs', 'websocket.js', 'websocket.cjs', 'fetch.js', 'fetch.cjs', 'managed-eventsource.global.js', 'angular.js']) {
     const b = readFileSync(join(pkg, f));
     say(`pkg/${f}: ${b.length} bytes, gzip ${gz(b)}`);
   }
+}
+
+/**
+ * managed-eventsource/angular (src/bindings/angular.js): an ES module only, as Angular is. @angular/core
+ * stays an import (an optional peer dependency); the package's own import becomes './index.js', so that the
+ * binding and a page's `managed-eventsource` are one module however the package is installed (a symlink
+ * too).
+ */
+async function buildAngular() {
+  const out = join(pkg, 'angular.js');
+  await bundle(join(root, 'src', 'bindings', 'angular.js'), out, 'esm', ['--external:managed-eventsource', '--external:@angular/core']);
+  const code = readFileSync(out, 'utf8');
+  const own = /from\s*"managed-eventsource"/g;
+  if ((code.match(own) ?? []).length !== 1) {
+    console.error("[build] failed: pkg/angular.js should import 'managed-eventsource' once");
+    process.exit(1);
+  }
+  writeFileSync(out, code.replace(own, 'from"./index.js"'));
 }
 
 /** Types, licences, README and package.json. */
@@ -215,6 +234,7 @@ function buildManifest() {
   const fetchTypes = readFileSync(join(root, 'src', 'web', 'fetch.d.ts'), 'utf8');
   writeFileSync(join(pkg, 'fetch.d.ts'), fetchTypes);
   writeFileSync(join(pkg, 'fetch.d.cts'), fetchTypes.replaceAll("'./index.js'", "'./index.cjs'"));
+  copyFileSync(join(root, 'src', 'bindings', 'angular.d.ts'), join(pkg, 'angular.d.ts'));
   for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
   // managed-eventsource/server ships readable (bundled from src/server/, not minified, no wasm), as an ES
   // module and a CommonJS copy. `redis` stays an import() inside createRedisStore, so the module loads
@@ -258,15 +278,16 @@ function buildManifest() {
         import: { types: './server.d.ts', default: './server.js' },
         require: { types: './server.d.cts', default: './server.cjs' },
       },
+      './angular': { types: './angular.d.ts', default: './angular.js' },
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', 'angular.js', 'angular.d.ts', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,
-    peerDependencies: { redis: '^6.0.0' },
-    peerDependenciesMeta: { redis: { optional: true } },
+    peerDependencies: { redis: '^6.0.0', '@angular/core': '>=20.0.0' },
+    peerDependenciesMeta: { redis: { optional: true }, '@angular/core': { optional: true } },
     engines: { node: '>=18' },
   };
   writeFileSync(join(pkg, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
