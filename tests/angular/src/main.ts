@@ -294,12 +294,16 @@ async function main() {
   const results: Result[] = [];
   for (const t of tests) {
     const t0 = performance.now();
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      await t.fn();
+      // A leaked stream can hold all six of a host's HTTP/1.1 connections, and then a fetch() waits forever.
+      await Promise.race([t.fn(), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timed out after 30 s')), 30000)))]);
       results.push({ name: t.name, ok: true, ms: Math.round(performance.now() - t0) });
     } catch (e) {
       const err = e as Error;
       results.push({ name: t.name, ok: false, ms: Math.round(performance.now() - t0), error: `${err?.name}: ${err?.message}\n${err?.stack ?? ''}` });
+    } finally {
+      clearTimeout(timer);
     }
   }
   const out = { suite: 'angular', userAgent: navigator.userAgent, results, figures };
