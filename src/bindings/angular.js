@@ -59,6 +59,12 @@ export function sseResource(url, options = {}) {
         error.set(e);
       }
     }));
+    // A new URL starts from nothing, as a new request does in Angular's resource(); the client's first
+    // status was told in its constructor, before onstatus was set.
+    value.set(undefined);
+    error.set(undefined);
+    status.set(source.status);
+    attempt.set(source.attempt);
     return source;
   }
 

@@ -77,8 +77,9 @@ let nextOptions: SseResourceOptions<string> = {};
 /** Every value a resource's parse produced: the URL of the client that delivered it, and the data. */
 const parsed: { url: string; data: string }[] = [];
 const recordParse = (data: string, ev: MessageEvent<string>) => {
-  parsed.push({ url: (ev.target as ManagedEventSource).url, data });
-  return data;
+  const url = (ev.target as ManagedEventSource).url;
+  parsed.push({ url, data });
+  return `${new URL(url).searchParams.get('c')}: ${data}`;
 };
 
 @Component({
@@ -113,15 +114,20 @@ async function main() {
     const text = (cls: string) => host.querySelector(`.${cls}`)?.textContent ?? '';
     /** Every text the status paragraph showed, consecutive repeats dropped. */
     const statuses: string[] = [];
+    /** Every text the value paragraph showed. */
+    const values: string[] = [];
     const observer = new MutationObserver(() => {
       const s = text('status');
       if (s && statuses.at(-1) !== s) statuses.push(s);
+      const v = text('value');
+      if (values.at(-1) !== v) values.push(v);
     });
     observer.observe(host, { subtree: true, childList: true, characterData: true });
     return {
       ref,
       text,
       statuses,
+      values,
       unmount() {
         ref.destroy();
         observer.disconnect();
@@ -137,7 +143,7 @@ async function main() {
     await plan(c, '');
     const view = mount(c);
     ok(await until(5000, () => view.text('status') === 'open'), `status ${view.text('status')}`);
-    ok(await until(5000, () => view.text('value').startsWith('event ')), `value ${view.text('value')}`);
+    ok(await until(5000, () => view.text('value').startsWith(`${c}: event `)), `value ${view.text('value')}`);
     const l = await log(c);
     eq([l.attempts.length, l.open], [1, 1], 'attempts and open streams at the server');
     view.unmount();
@@ -166,9 +172,16 @@ async function main() {
     const view = mount(a);
     ok(await until(5000, () => parsed.filter((p) => p.url === sse(a)).length >= 3), 'no events from a');
     const mark = timeline.length;
+    const shown = view.values.length;
     view.ref.setInput('client', b);
-    ok(await until(5000, () => view.text('value') !== '' && parsed.at(-1)?.url === sse(b)), 'no event from b');
+    ok(await until(5000, () => view.text('value').startsWith(`${b}: `)), 'no event from b');
     eq(timeline.slice(mark), [`close ${sse(a)}`, `open ${sse(b)}`], 'timeline');
+    // What the DOM showed after the change: maybe a's last value until the effect ran, then nothing (a new
+    // URL starts from no value), then only b's.
+    const after = view.values.slice(shown);
+    const cleared = after.indexOf('');
+    ok(cleared >= 0, `the value was not cleared for the new URL: ${show(after)}`);
+    eq(after.slice(cleared + 1).filter((v) => !v.startsWith(`${b}: `)), [], 'values shown after the new URL began');
     ok(await until(5000, async () => (await log(a)).open === 0), 'a still open at the server');
     // Let b's stream run: once b's first event was parsed, no event of a may follow.
     await sleep(500);
