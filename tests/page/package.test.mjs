@@ -128,7 +128,7 @@ after(async () => {
 
 test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
-    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
+    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
   ]);
@@ -136,8 +136,9 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.equal(manifest.exports['./package.json'], './package.json');
   assert.ok(manifest.engines.node);
   assert.equal(manifest.license, 'MIT OR Apache-2.0');
-  // The Redis store's client library is an optional peer: never installed with the package.
-  assert.deepEqual(manifest.peerDependenciesMeta, { redis: { optional: true } });
+  // The Redis store's client library and the bindings' frameworks are optional peers: never installed with
+  // the package.
+  assert.deepEqual(manifest.peerDependenciesMeta, { redis: { optional: true }, '@angular/core': { optional: true } });
   assert.ok(!files.some((f) => f.endsWith('.wasm')), 'the wasm is inside each flavour');
 });
 
