@@ -209,7 +209,7 @@ async function main() {
     const l = await log(c);
     ok(l.attempts.length >= 2, `${l.attempts.length} attempts`);
     ok(l.attempts.slice(1).every((a) => a.url.includes('lastEventId=')), 'a reconnect without lastEventId');
-    figures.push({ name: 'outage of 1500 ms: attempts', value: String(l.attempts.length) });
+    figures.push({ name: 'outage of 1500 ms: attempts the server answered (refused ones never reach it)', value: String(l.attempts.length) });
     view.unmount();
     ok(await until(5000, async () => (await log(c)).open === 0), 'still open at the server');
   });
