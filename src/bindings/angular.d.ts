@@ -26,6 +26,9 @@ export interface SseResourceOptions<T> extends Omit<FetchOptions, 'reconnect'> {
   event?: string;
   /** Turns an event's data into the value. Default JSON.parse; what it throws goes to `error`. */
   parse?: (data: string, event: MessageEvent<string>) => T;
+  /** Called with each of those events from the current connection, after `value` is set (a render shows
+   * the last value since the one before; code that must see every event, a list that grows, uses this). */
+  onMessage?: (event: MessageEvent<string>) => void;
   /** The injector whose destruction closes the stream; needed outside an injection context. */
   injector?: Injector;
   /** The class to construct: ManagedEventSource from 'managed-eventsource/fetch' for `transport: 'fetch'`.

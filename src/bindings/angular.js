@@ -28,7 +28,7 @@ function ladderOptions(reconnect) {
 }
 
 export function sseResource(url, options = {}) {
-  const { injector: given, parse = JSON.parse, event = 'message', client: Client = ManagedEventSource, reconnect, ...passed } = options;
+  const { injector: given, parse = JSON.parse, event = 'message', onMessage, client: Client = ManagedEventSource, reconnect, ...passed } = options;
   if (!given) assertInInjectionContext(sseResource);
   const injector = given ?? inject(Injector);
   const clientOptions = { ...passed, ...(reconnect === undefined ? {} : ladderOptions(reconnect)) };
@@ -58,6 +58,7 @@ export function sseResource(url, options = {}) {
       } catch (e) {
         error.set(e);
       }
+      onMessage?.(ev);
     }));
     // A new URL starts from nothing, as a new request does in Angular's resource(); the client's first
     // status was told in its constructor, before onstatus was set.

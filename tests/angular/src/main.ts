@@ -141,11 +141,15 @@ async function main() {
   test('mount opens one connection, and the DOM shows the status and the events', async () => {
     const c = 'ng-mount';
     await plan(c, '');
-    const view = mount(c);
+    const heard: number[] = [];
+    const view = mount(c, { onMessage: (ev) => heard.push(Number(ev.lastEventId)) });
     ok(await until(5000, () => view.text('status') === 'open'), `status ${view.text('status')}`);
     ok(await until(5000, () => view.text('value').startsWith(`${c}: event `)), `value ${view.text('value')}`);
     const l = await log(c);
     eq([l.attempts.length, l.open], [1, 1], 'attempts and open streams at the server');
+    // onMessage hears every event, in order, whatever the renders showed.
+    ok(await until(5000, () => heard.length >= 10), `${heard.length} events heard`);
+    eq(heard.slice(0, 10), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'the ids onMessage heard');
     view.unmount();
   });
 

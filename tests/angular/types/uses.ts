@@ -44,6 +44,7 @@ export function options(injector: Injector): SseResource<string> {
     maxMs: 10_000,
     event: 'update',
     parse: (data, ev) => `${ev.lastEventId}:${data}`,
+    onMessage: (ev) => console.log(ev.data.length),
   };
   const feed = sseResource(new URL('https://example.test/feed'), o);
   feed.reconnectNow();

@@ -21,6 +21,8 @@ sseResource('/a', { injector: {} });
 sseResource('/a', { injector }).value.set(1);
 // @ts-expect-error status is one of the package's statuses
 const s: 'error' = sseResource('/a', { injector }).status();
+// @ts-expect-error onMessage hears a MessageEvent<string>
+sseResource('/a', { injector, onMessage: (ev: MessageEvent<number>) => ev.data.toFixed() });
 // @ts-expect-error a misspelt option
 sseResource('/a', { injector, baseMS: 100 });
 void s;
