@@ -60,10 +60,7 @@ export function sseResource(url, options = {}) {
       }
       onMessage?.(ev);
     }));
-    // A new URL starts from nothing, as a new request does in Angular's resource(); the client's first
-    // status was told in its constructor, before onstatus was set.
-    value.set(undefined);
-    error.set(undefined);
+    // The client's first status was told in its constructor, before onstatus was set.
     status.set(source.status);
     attempt.set(source.attempt);
     return source;
@@ -75,6 +72,9 @@ export function sseResource(url, options = {}) {
     (onCleanup) => {
       const target = read();
       untracked(() => {
+        // A new URL (or none) starts from nothing, as a new request does in Angular's resource().
+        value.set(undefined);
+        error.set(undefined);
         if (target == null) return status.set('closed');
         let source;
         try {

@@ -5,7 +5,7 @@
 // Each test mounts a real component (createComponent, attached to the application so that change detection
 // renders it) or makes a resource with an injector of its own, and checks what the server saw and what the
 // DOM shows. A `Recorded` client class records every construct and close in one timeline.
-import { ApplicationRef, Component, EnvironmentInjector, createComponent, createEnvironmentInjector, input, provideZonelessChangeDetection } from '@angular/core';
+import { ApplicationRef, Component, EnvironmentInjector, createComponent, createEnvironmentInjector, input, provideZonelessChangeDetection, signal } from '@angular/core';
 import { bootstrapApplication } from '@angular/platform-browser';
 import { ManagedEventSource } from 'managed-eventsource';
 import { ManagedEventSource as FetchEventSource } from 'managed-eventsource/fetch';
@@ -270,11 +270,18 @@ async function main() {
     view.unmount();
   });
 
-  test('a URL function that returns null opens nothing; status closed', async () => {
+  test('a URL that becomes null closes the connection and clears the value; status closed', async () => {
+    const c = 'ng-null';
+    await plan(c, '');
     const injector = createEnvironmentInjector([], environment);
-    const feed = sseResource(() => null, { injector });
-    await until(200, () => false);
-    eq(feed.status(), 'closed', 'status');
+    const target = signal<string | null>(sse(c));
+    const feed = sseResource(() => target(), { injector, parse: String });
+    ok(await until(5000, () => feed.value() !== undefined), `no value, status ${feed.status()}`);
+    target.set(null);
+    ok(await until(5000, () => feed.status() === 'closed'), `status ${feed.status()}`);
+    eq(feed.value(), undefined, 'value');
+    ok(await until(5000, async () => (await log(c)).open === 0), 'still open at the server');
+    eq((await log(c)).attempts.length, 1, 'attempts');
     injector.destroy();
   });
 
