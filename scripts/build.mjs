@@ -208,20 +208,22 @@ export const ready = Promise.resolve({ ManagedEventSource, createManagedStream, 
  * as pkg/<name>.js and .cjs, and src/bindings/<name>.d.ts as pkg/<name>.d.ts and .d.cts, the framework
  * (`peer`, at `range`) an optional peer dependency. A binding's `import ... from 'managed-eventsource'` is
  * written as './index.js' ('./index.cjs' in CommonJS): the same file the user's own import of the package
- * resolves to, so both share one module and one wasm instance, with or without a bundler.
+ * resolves to, so both share one module and one wasm instance, with or without a bundler. `esmOnly`: no
+ * CommonJS build, as the framework ships none (Angular).
  */
 export const BINDINGS = [
   { name: 'react', peer: 'react', range: '>=18.0.0' },
   { name: 'vue', peer: 'vue', range: '^3.3.0' },
   { name: 'svelte', peer: 'svelte', range: '^4.0.0 || ^5.0.0' },
   { name: 'solid', peer: 'solid-js', range: '^1.6.0' },
+  { name: 'angular', peer: '@angular/core', range: '>=20.0.0', esmOnly: true },
 ];
 
 const MAIN_ENTRY = { esm: './index.js', cjs: './index.cjs' };
 
 async function buildBindings() {
-  for (const { name, peer } of BINDINGS) {
-    for (const format of ['esm', 'cjs']) {
+  for (const { name, peer, esmOnly } of BINDINGS) {
+    for (const format of esmOnly ? ['esm'] : ['esm', 'cjs']) {
       const out = join(pkg, `${name}.${format === 'esm' ? 'js' : 'cjs'}`);
       await esbuild({
         entryPoints: [join(root, 'src', 'bindings', `${name}.js`)],
@@ -251,7 +253,7 @@ async function buildBindings() {
     const types = readFileSync(join(root, 'src', 'bindings', `${name}.d.ts`), 'utf8');
     const local = (ext) => types.replaceAll("from 'managed-eventsource'", `from './index.${ext}'`).replaceAll("from 'managed-eventsource/fetch'", `from './fetch.${ext}'`);
     writeFileSync(join(pkg, `${name}.d.ts`), local('js'));
-    writeFileSync(join(pkg, `${name}.d.cts`), local('cjs'));
+    if (!esmOnly) writeFileSync(join(pkg, `${name}.d.cts`), local('cjs'));
     const b = readFileSync(join(pkg, `${name}.js`));
     say(`pkg/${name}.js: ${b.length} bytes, gzip ${gz(b)}`);
   }
@@ -314,15 +316,17 @@ function buildManifest() {
         require: { types: './server.d.cts', default: './server.cjs' },
       },
       ...Object.fromEntries(
-        BINDINGS.map(({ name }) => [
+        BINDINGS.map(({ name, esmOnly }) => [
           `./${name}`,
-          { import: { types: `./${name}.d.ts`, default: `./${name}.js` }, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } },
+          esmOnly
+            ? { types: `./${name}.d.ts`, default: `./${name}.js` }
+            : { import: { types: `./${name}.d.ts`, default: `./${name}.js` }, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } },
         ]),
       ),
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name }) => ['js', 'cjs', 'd.ts', 'd.cts'].map((e) => `${name}.${e}`)), 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,

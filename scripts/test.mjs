@@ -5,7 +5,9 @@
 //   scripts' own tests (node:test, tests/node/), the npm package build, and the page tests (node:test;
 //   playwright-core drives the system Chromium, a small WebDriver client drives Firefox through geckodriver
 //   and WebKitGTK's MiniBrowser through WebKitWebDriver). Page test files share nothing (each starts its own
-//   servers and browsers on ports of their own), so they run PAGE_CONCURRENCY at a time.
+//   servers and browsers on ports of their own), so they run PAGE_CONCURRENCY at a time. Among them,
+//   tests/page/angular.test.mjs builds the Angular test application (tests/angular, whose packages the
+//   set-up step installs) with `ng build` and runs it in the three engines: about a minute.
 //
 // A first run on a fresh machine compiles wasm-pack and wasm-bindgen-cli (about 8 minutes) and the crate
 // graph for two targets (a few minutes more). It exits non-zero if anything failed.

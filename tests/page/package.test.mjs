@@ -128,7 +128,7 @@ after(async () => {
 
 test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
-    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
+    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
     'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
@@ -140,11 +140,13 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.equal(manifest.license, 'MIT OR Apache-2.0');
   // The Redis store's client library and the bindings' frameworks are optional peers: never installed with
   // the package.
-  const peers = ['redis', 'react', 'vue', 'svelte', 'solid-js'];
+  const peers = ['redis', 'react', 'vue', 'svelte', 'solid-js', '@angular/core'];
   assert.deepEqual(Object.keys(manifest.peerDependencies), peers);
   assert.deepEqual(manifest.peerDependenciesMeta, Object.fromEntries(peers.map((p) => [p, { optional: true }])));
-  for (const name of ['react', 'vue', 'svelte', 'solid']) {
-    assert.deepEqual(manifest.exports[`./${name}`], { import: { types: `./${name}.d.ts`, default: `./${name}.js` }, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } });
+  for (const name of ['react', 'vue', 'svelte', 'solid', 'angular']) {
+    const esm = { types: `./${name}.d.ts`, default: `./${name}.js` };
+    // Angular ships ES modules only, and so does its binding.
+    assert.deepEqual(manifest.exports[`./${name}`], name === 'angular' ? esm : { import: esm, require: { types: `./${name}.d.cts`, default: `./${name}.cjs` } });
     // Each binding's budget: 1 kB gzip on top of the entry it imports (npm run size prints both figures).
     const gzip = execFileSync('gzip', ['-9c', join(root, 'pkg', `${name}.js`)]).length;
     assert.ok(gzip <= 1024, `pkg/${name}.js is ${gzip} bytes gzip`);
