@@ -40,15 +40,6 @@ const page = files[0].gzip;
 const serverFile = readFileSync(join(root, 'pkg', 'server.js'));
 const server = { bytes: serverFile.length, gzip: gz(serverFile) };
 
-/** The framework bindings: each imports its entry and its framework, so what it adds to a page is itself. */
-const BINDING_BUDGET = 1024;
-const bindings = [['managed-eventsource/angular', 'angular.js']]
-  .filter(([, f]) => existsSync(join(root, 'pkg', f)))
-  .map(([name, f]) => {
-    const b = readFileSync(join(root, 'pkg', f));
-    return { name, file: `pkg/${f}`, bytes: b.length, gzip: gz(b) };
-  });
-
 const parts = [];
 if (existsSync(work)) {
   const wasm = readFileSync(join(work, 'managed_eventsource_bg.wasm'));
@@ -152,10 +143,6 @@ for (const b of bindings) {
   console.log(`managed-eventsource/${b.name}: pkg/${b.name}.js ${b.bytes} bytes, gzip ${b.gzip} alone; adds ${b.adds} bytes gzip to a page's bundle of the entry (budget 1 kB: ${b.verdict}).`);
 }
 console.log(`managed-eventsource/server (pkg/server.js, for servers; no page loads it): ${server.bytes} bytes, gzip ${server.gzip}.`);
-for (const b of bindings) {
-  const verdict = b.gzip <= BINDING_BUDGET ? 'met' : `missed by ${b.gzip - BINDING_BUDGET} bytes`;
-  console.log(`${b.name} (${b.file}, on top of the entry it imports): ${b.bytes} bytes, gzip ${b.gzip}; the budget is ${BINDING_BUDGET}: ${verdict}.`);
-}
 if (parts.length) {
   console.log('\nParts, each measured alone:');
   for (const [name, bytes, g] of parts) console.log(`  ${name.padEnd(56)} ${String(bytes).padStart(7)} ${String(g).padStart(7)}`);
@@ -187,10 +174,6 @@ if (process.argv.includes('--write')) {
   if (twiggy) {
     full += '\nWhere the wasm goes, by module (twiggy on the same module with its names kept; bytes before compression):\n\n| module | bytes |\n| --- | ---: |\n';
     for (const [name, bytes] of twiggy) full += `| ${name} | ${bytes} |\n`;
-  }
-  if (bindings.length) {
-    full += `\nThe framework bindings, each on top of the entry it imports (budget ${BINDING_BUDGET} bytes gzip):\n\n| binding | bytes | gzip -9 |\n| --- | ---: | ---: |\n`;
-    for (const b of bindings) full += `| \`${b.name}\` (\`${b.file}\`) | ${b.bytes} | ${b.gzip} |\n`;
   }
   full += '\nFor comparison, measured in the same run:\n\n| peer (JavaScript, bundled and minified by esbuild) | gzip -9 | managed-eventsource is |\n| --- | ---: | ---: |\n';
   for (const p of peers) full += `| ${p.name} | ${p.gzip} | ${p.ratio.toFixed(1)}× |\n`;
