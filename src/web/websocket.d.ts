@@ -1,7 +1,7 @@
 // Types of the package's websocket entry (websocket.js, websocket.cjs): everything of the main entry, and
 // ManagedWebSocket.
 export * from './index.js';
-import type { GiveUpInfo, Jitter, RetryInfo, Status } from './index.js';
+import type { EventIteration, GiveUpInfo, IterateOptions, Jitter, RetryInfo, Status } from './index.js';
 
 export interface SocketOptions {
   /** Default 'full'. */
@@ -33,6 +33,9 @@ export interface SocketOptions {
   stallTimeoutMs?: number;
   /** A page hidden this long (ms) closes its socket; visible again, it reconnects at once. Default 0 (off). */
   pauseWhenHiddenMs?: number;
+  /** Another way to say close(): its abort closes the socket for good (a close frame with no code). One
+   * aborted already opens nothing; the listener on it is removed when the socket closes. */
+  signal?: AbortSignal;
 }
 
 /** The events a ManagedWebSocket fires. */
@@ -79,6 +82,11 @@ export declare class ManagedWebSocket {
   reconnectNow(): void;
   /** Closes for good (code 1000 or 3000-4999, reason at most 123 bytes); queued messages are dropped. */
   close(code?: number, reason?: string): void;
+  /** The events of `types` (default 'message') as a `for await` loop reads them; the loop owns the socket
+   * (see EventIteration). */
+  events<K extends keyof ManagedWebSocketEventMap = 'message'>(types?: K | readonly K[], options?: IterateOptions): EventIteration<ManagedWebSocketEventMap[K]>;
+  /** `for await (const message of socket)`: its messages. */
+  [Symbol.asyncIterator](): EventIteration<MessageEvent>;
   addEventListener<K extends keyof ManagedWebSocketEventMap>(
     type: K,
     listener: SocketListener<ManagedWebSocketEventMap[K]> | null,
