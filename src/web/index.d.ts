@@ -24,7 +24,7 @@ export interface Options {
   maxAttempts?: number;
   /** Query parameter that carries the last event id on each reconnect, e.g. 'lastEventId'. */
   lastEventIdParam?: string;
-  /** Reconnect at once when the page becomes visible. Default true. */
+  /** Reconnect at once when the page becomes visible. Default true. Ignored in a worker (no document). */
   reconnectOnVisible?: boolean;
   /** Reconnect at once when the browser comes back online. Default true. */
   reconnectOnOnline?: boolean;
@@ -49,7 +49,7 @@ export interface Options {
   /** A stream not open after this long (ms) counts as a failed attempt. Default 0: as long as the browser waits. */
   connectTimeoutMs?: number;
   /** A page hidden this long (ms) closes its stream (status 'reconnecting', no error); visible again, it
-   * reconnects at once, resuming. Default 0: never (the stream stays open while hidden). */
+   * reconnects at once, resuming. Default 0: never (the stream stays open while hidden). Ignored in a worker. */
   pauseWhenHiddenMs?: number;
   /** Share one connection among the pages of this origin that open the same URL (true) or use the same
    * name: one holds it (`leader`) and relays every event and status to the others. Where Web Locks or

@@ -16,7 +16,7 @@ export interface SocketOptions {
   maxAttempts?: number;
   /** The attempt counter resets only once a connection has stayed open this long (ms). Default 0: on open. */
   minUptimeMs?: number;
-  /** Reconnect at once when the page becomes visible. Default true. */
+  /** Reconnect at once when the page becomes visible. Default true. Ignored in a worker (no document). */
   reconnectOnVisible?: boolean;
   /** Reconnect at once when the browser comes back online. Default true. */
   reconnectOnOnline?: boolean;
@@ -31,7 +31,8 @@ export interface SocketOptions {
   connectTimeoutMs?: number;
   /** An open socket that receives no message for this long (ms) is treated as dropped. Default 0 (off). */
   stallTimeoutMs?: number;
-  /** A page hidden this long (ms) closes its socket; visible again, it reconnects at once. Default 0 (off). */
+  /** A page hidden this long (ms) closes its socket; visible again, it reconnects at once. Default 0 (off).
+   * Ignored in a worker (no document). */
   pauseWhenHiddenMs?: number;
   /** Another way to say close(): its abort closes the socket for good (a close frame with no code). One
    * aborted already opens nothing; the listener on it is removed when the socket closes. */
