@@ -25,6 +25,9 @@
 //   --clients runs only the clients named (and their baselines), for a quick comparison;
 //   --other DIR also times `ManagedEventSource` with `onmessage` from another build of the package in DIR
 //   (a copy of pkg/ made before a change), as the client 'other build onmessage';
+//   --iteration times only async iteration (for await) beside ours with onmessage and the native baseline;
+//   every run that has both prints iteration's events/s over onmessage's, paired by round (the budget:
+//   at least 0.9);
 //   --write rewrites the dispatch section of docs/performance.md and the speed section of README.md.
 
 import http from 'node:http';
@@ -46,6 +49,9 @@ const sizes = arg('sizes', '20000,100000').split(',').map(Number);
 /** How many events the dispatch alone times per client and round (0: none). */
 const alone = Number(arg('alone', 100000));
 
+/** Async iteration, which --iteration times beside ours with onmessage (and the native baseline) alone. */
+const ITERATION = 'managed-eventsource for await';
+const OURS = 'managed-eventsource onmessage';
 /** The client that --other adds. */
 const OTHER = 'other build onmessage';
 /** The reference relay (see CLIENTS). */
@@ -56,6 +62,11 @@ const CLIENTS = {
   'reconnecting-eventsource 1.6.5': `(url, on) => { const es = new ReconnectingEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource onmessage': `(url, on) => { const es = new ManagedEventSource(url); es.onmessage = on; return () => es.close(); }`,
   'managed-eventsource addEventListener': `(url, on) => { const es = new ManagedEventSource(url); es.addEventListener('message', on); return () => es.close(); }`,
+  // Async iteration: the loop's body is the handler. No bound on its queue: the dispatch alone (below)
+  // dispatches every event before the loop takes the first, which is what a bound exists to refuse.
+  // Timed from the first event's arrival (first, a listener called once), not from the loop's first turn,
+  // which comes a task later.
+  [ITERATION]: `(url, on, first) => { const es = new ManagedEventSource(url); es.addEventListener('message', first, { once: true }); (async () => { for await (const ev of es.events('message', { max: Infinity })) on(ev); })(); return () => es.close(); }`,
   // Not a client: the least any relay can do (one listener that calls the handler with the event as it
   // came, no bookkeeping), so that the table shows how near native a relay can come in each engine.
   [FLOOR]: `(url, on) => { const es = new EventSource(url), me = {}; es.addEventListener('message', (e) => on.call(me, e)); return () => es.close(); }`,
@@ -74,7 +85,7 @@ const onEventSource = (name) => isStream(name) && !FETCHING.includes(name);
 /** Each client's baseline: native EventSource with onmessage, or for sockets the native WebSocket. */
 const baselineOf = (name) => (isStream(name) ? 'native onmessage' : 'native WebSocket onmessage');
 const other = arg('other', null);
-const only = arg('clients', null)?.split(',');
+const only = process.argv.includes('--iteration') ? [OURS, ITERATION] : arg('clients', null)?.split(',');
 const onlyEngines = arg('engines', null)?.split(',');
 if (only?.some((name) => !CLIENTS[name])) throw new Error(`bench:dispatch: --clients takes names from: ${Object.keys(CLIENTS).join(', ')}`);
 /** The clients this run times. */
@@ -99,16 +110,17 @@ function run(name, n, k) {
   return new Promise((resolve) => {
     let count = 0, bytes = 0, t0 = 0;
     let stop;
+    const first = () => (t0 ||= performance.now());
     const on = (ev) => {
       bytes += ev.data.length;
-      if (++count === 1) t0 = performance.now();
+      if (++count === 1) first();
       if (count === n) {
         const ms = performance.now() - t0;
         stop();
         resolve({ name, n, k, ms, bytes });
       }
     };
-    stop = clients[name]('/blast?n=' + n + '&k=' + k, on);
+    stop = clients[name]('/blast?n=' + n + '&k=' + k, on, first);
   });
 }
 for (const job of plan.blast) {
@@ -128,8 +140,13 @@ globalThis.EventSource = class extends Native {
 async function dispatch(name, n, k) {
   const events = [];
   for (let i = 1; i <= n; i++) events.push(new MessageEvent('message', { data: '{"n":' + i + ',"v":"' + ((i * 7919) % 100000) + '"}', lastEventId: String(i) }));
-  let bytes = 0;
-  const stop = clients[name]('/quiet', (ev) => (bytes += ev.data.length));
+  let bytes = 0, count = 0, all;
+  // Until the handler has seen every event: a loop of for await takes them after the dispatches.
+  const consumed = new Promise((r) => (all = r));
+  const stop = clients[name]('/quiet', (ev) => {
+    bytes += ev.data.length;
+    if (++count === n) all();
+  }, () => {});
   const es = inner.at(-1);
   while (es.readyState !== 1) await new Promise((r) => setTimeout(r, 5));
   const t0 = performance.now();
@@ -137,6 +154,7 @@ async function dispatch(name, n, k) {
   // whose dispatchEvent is the instance's.
   const send = EventTarget.prototype.dispatchEvent;
   for (const ev of events) send.call(es, ev);
+  await consumed;
   const ms = performance.now() - t0;
   stop();
   return { name, n, k, ms, bytes, alone: true };
@@ -300,6 +318,7 @@ function brief(briefs) {
     ['managed-eventsource onmessage', 'ours'],
     ['reconnecting-eventsource 1.6.5', 'reconnecting-eventsource'],
     [FLOOR, 'a relay that only calls the handler'],
+    [ITERATION, 'ours, for await'],
     ['managed-eventsource fetch onmessage', 'ours, fetch'],
     ['@microsoft/fetch-event-source 2.0.1', '@microsoft/fetch-event-source'],
     ['eventsource 4.0.0', 'eventsource v4'],
@@ -331,6 +350,28 @@ function table(results, ua, engine) {
   return md;
 }
 
+/**
+ * Async iteration against ours with onmessage, in the same run: for each size (and the dispatch alone), the
+ * median over rounds of iteration's events/s divided by onmessage's in the same round, with its 95 %
+ * interval. Empty unless both ran.
+ */
+export function iterationRow(results, engine) {
+  const rows = [];
+  for (const alone of [false, true]) {
+    const part = results.filter((r) => !r.alone === !alone);
+    for (const n of new Set(part.map((r) => r.n))) {
+      const rate = (r) => ((alone ? n : n - 1) / r.ms) * 1000;
+      const of = (name) => part.filter((r) => r.name === name && r.n === n);
+      const paired = of(ITERATION).flatMap((r) => of(OURS).filter((b) => b.k === r.k).map((b) => rate(r) / rate(b)));
+      if (paired.length === 0) continue;
+      const us = (name) => 1e6 / median(of(name).map(rate));
+      rows.push(`| ${alone ? 'dispatch alone, ' : ''}${n.toLocaleString('en-US')} | ${us(OURS).toFixed(2)} | ${us(ITERATION).toFixed(2)} | **${median(paired).toFixed(2)}** | ${interval(paired).map((x) => x.toFixed(2)).join(' – ')} |`);
+    }
+  }
+  if (rows.length === 0) return '';
+  return `\n**${engine}: async iteration beside onmessage** (ours, same run, paired by round; budget ≥ 0.90):\n\n| events | onmessage µs/event | for await µs/event | for await ÷ onmessage | 95 % interval |\n| --- | ---: | ---: | ---: | ---: |\n${rows.join('\n')}\n`;
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (!existsSync(join(root, 'pkg', 'index.js'))) {
     console.error('bench:dispatch: pkg/index.js is missing; run npm run build first');
@@ -344,7 +385,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log(`[bench:dispatch] ${engine.name}`);
     const { results, ua } = await benchDispatch(engine);
     briefs.push([engine.name, summarise(results, false)]);
-    const part = table(results, ua, engine.name);
+    const part = table(results, ua, engine.name) + iterationRow(results, engine.name);
     console.log('\n' + part);
     md += part + '\n';
   }

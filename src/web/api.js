@@ -8,6 +8,7 @@
 //
 //   api.js, socket.js   the public classes                        (top)
 //   share.js            one connection for all tabs
+//   iterate.js          async iteration: a listener and a status watcher of the client, with a queue
 //   client.js           a client's record and lifecycle; what the shell tells it
 //   eventsource.js, fetch.js   the transports
 //   connection.js       what every transport does with its connection's events
@@ -17,12 +18,13 @@
 //   options.js, errors.js, boundary.js                           (bottom)
 
 import { O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, V_PROBE_URL, V_TRANSPORT } from './boundary.js';
-import { announce, attemptOf, close, lastEventIdOf, launch, readyStateOf, recordOf, reconnectNow, statusOf } from './client.js';
+import { abortedAtStart, announce, attemptOf, close, follow, lastEventIdOf, launch, readyStateOf, recordOf, reconnectNow, statusOf } from './client.js';
 import { finish } from './effects.js';
 import { fail } from './errors.js';
 import { add, dress } from './events.js';
 import { eventSourceTransport } from './eventsource.js';
-import { readOptions } from './options.js';
+import { iterate } from './iterate.js';
+import { readOptions, signalOf } from './options.js';
 import { sharing, startShared } from './share.js';
 
 export { prepare } from './loader.js';
@@ -54,7 +56,9 @@ function askFirstUrl(record) {
 
 /** Reads the constructor's arguments into a record, and starts it. */
 function start(client, url, options, handlers) {
-  const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', ...FETCH]);
+  const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', 'signal', ...FETCH]);
+  // A JavaScript object, which never reaches Rust: read here, used once the client is checked.
+  const signal = signalOf(o);
   const name = o.transport ?? 'eventsource';
   const transport = typeof name === 'string' ? transports.get(name) : undefined;
   if (!transport) fail("option transport must be 'eventsource' or 'fetch' (with managed-eventsource/fetch)");
@@ -86,13 +90,18 @@ function start(client, url, options, handlers) {
   values[V_TRANSPORT] = transport.kind;
   for (const [type, f] of handlers?.events ?? []) add(record, type, f);
   if (handlers?.onMessage) add(record, 'message', handlers.onMessage);
-  if (share && sharing()) {
+  if (signal?.aborted) {
+    // Nothing opens: no URL function is called, no module compiled, no request, no timer.
+    if (typeof url !== 'function') record.currentUrl = transport.resolve(url);
+    abortedAtStart(record, values);
+  } else if (share && sharing()) {
     if (typeof url !== 'function') record.currentUrl = transport.resolve(url);
     startShared(record, values, share === true ? url : share);
   } else {
     askFirstUrl(record);
     launch(record, values);
   }
+  follow(record, signal);
   // The first status, which the instance's own callbacks cannot hear yet: createManagedStream's can.
   announce(record);
   return record;
@@ -144,6 +153,14 @@ export class ManagedEventSource {
   /** Closes for good: the source, any pending retry; status 'closed'. */
   close() {
     close(this.#record);
+  }
+  /** The events of `types` ('message' by default) as an AsyncIterable; the loop owns the client (iterate.js). */
+  events(types, options) {
+    return iterate(this.#record, types, options);
+  }
+  /** `for await (const ev of source)`: its messages (see events). */
+  [Symbol.asyncIterator]() {
+    return iterate(this.#record);
   }
 }
 

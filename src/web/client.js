@@ -81,6 +81,10 @@ export function recordOf(client, url, transport, handlers) {
     share: null,
     /** Called when a listener's type is first heard of: the live connection relays it. */
     typeAdded: relayType,
+    /** Told each status after the callbacks (iterate.js's iterations). */
+    watchers: new Set(),
+    /** Removes the listener on the `signal` option's AbortSignal, once, when the record closes. */
+    unfollow: null,
   };
 }
 
@@ -140,6 +144,9 @@ export function afterInstantiate(record, values) {
 /** The record is closed for good: whatever its state held ends. */
 function ended(record) {
   record.state = CLOSED;
+  const unfollow = record.unfollow;
+  record.unfollow = null;
+  unfollow?.();
   const teardown = record.teardown;
   record.teardown = null;
   teardown?.(record);
@@ -147,8 +154,35 @@ function ended(record) {
 
 /** close(), in every state. */
 export function close(record) {
-  if (record.state === LIVE) record.shell.input(I_CLOSE);
-  else if (record.state !== CLOSED) tellStatus(record, S_CLOSED);
+  if (record.state === LIVE) {
+    record.shell.input(I_CLOSE);
+    // A shell whose status was 'closed' already (a 204, a socket the server closed) tells no new status.
+    if (record.state === LIVE && record.shell.input(I_CLOSED)) ended(record);
+  } else if (record.state !== CLOSED) tellStatus(record, S_CLOSED);
+}
+
+/**
+ * The `signal` option: an abort is close(). Called once the client is started (a constructor that throws
+ * leaves no listener on the signal); the listener goes when the record closes, whoever closes it.
+ */
+export function follow(record, signal) {
+  if (!signal || record.state === CLOSED) return;
+  const abort = () => record.client.close();
+  signal.addEventListener('abort', abort);
+  record.unfollow = () => signal.removeEventListener('abort', abort);
+}
+
+/**
+ * A client whose `signal` is aborted already: its options are checked as a started client's are (with the
+ * option check, or, where it refuses them, with a shell that is never started, which throws their error),
+ * and it closes with nothing opened, armed or watched.
+ */
+export function abortedAtStart(record, values) {
+  if (!optionsPass(values)) {
+    instantiate();
+    rust.free(rust.shell(record, values));
+  }
+  close(record);
 }
 
 /** reconnectNow(), in every state: a PENDING client connects as soon as it can anyway. */
@@ -183,6 +217,7 @@ export function tellStatus(record, s) {
   if (s === S_CLOSED && (record.state !== LIVE || record.shell.input(I_CLOSED))) ended(record);
   call(record.callbacks.onstatus, STATUSES[s], record.client);
   if (record.status === s) call(record.handlers.onStatus, STATUSES[s]);
+  if (record.status === s) for (const w of record.watchers) w(s);
 }
 
 /** Tells createManagedStream's onStatus the first status, if it is still the first. */

@@ -24,7 +24,7 @@ export interface Options {
   maxAttempts?: number;
   /** Query parameter that carries the last event id on each reconnect, e.g. 'lastEventId'. */
   lastEventIdParam?: string;
-  /** Reconnect at once when the page becomes visible. Default true. */
+  /** Reconnect at once when the page becomes visible. Default true. Ignored in a worker (no document). */
   reconnectOnVisible?: boolean;
   /** Reconnect at once when the browser comes back online. Default true. */
   reconnectOnOnline?: boolean;
@@ -49,12 +49,35 @@ export interface Options {
   /** A stream not open after this long (ms) counts as a failed attempt. Default 0: as long as the browser waits. */
   connectTimeoutMs?: number;
   /** A page hidden this long (ms) closes its stream (status 'reconnecting', no error); visible again, it
-   * reconnects at once, resuming. Default 0: never (the stream stays open while hidden). */
+   * reconnects at once, resuming. Default 0: never (the stream stays open while hidden). Ignored in a worker. */
   pauseWhenHiddenMs?: number;
   /** Share one connection among the pages of this origin that open the same URL (true) or use the same
    * name: one holds it (`leader`) and relays every event and status to the others. Where Web Locks or
    * BroadcastChannel are missing, each instance holds a connection of its own. Default false. */
   share?: boolean | string;
+  /** Another way to say close(): its abort closes the client for good. One aborted already opens nothing
+   * (no request, no timer); the listener on it is removed when the client closes, whoever closes it. */
+  signal?: AbortSignal;
+}
+
+/** How an iteration queues the events its loop has not taken yet. */
+export interface IterateOptions {
+  /** The most events the queue holds. Default 10000. */
+  max?: number;
+  /** Past `max`: 'error' (default) ends the loop with a RangeError after the queued events and closes the
+   * client; 'drop-oldest' drops the oldest queued event and counts it in `dropped`. */
+  overflow?: 'error' | 'drop-oldest';
+}
+
+/** An iteration of a client's events: an AsyncIterator that is its own AsyncIterable. The loop owns the
+ * client: however it ends (break, return, a throw, status 'closed' or 'failed', an overflow), the client is
+ * closed. Status 'failed' is thrown (an Error with `status: 'failed'` and `attempts`). */
+export interface EventIteration<E> {
+  /** Events dropped because the loop was `max` behind (with `overflow: 'drop-oldest'`). */
+  readonly dropped: number;
+  next(): Promise<IteratorResult<E, undefined>>;
+  return(value?: unknown): Promise<IteratorResult<E, undefined>>;
+  [Symbol.asyncIterator](): EventIteration<E>;
 }
 
 export interface RetryInfo {
@@ -129,6 +152,11 @@ export declare class ManagedEventSource {
   reconnectNow(): void;
   /** Closes the source and cancels any pending retry; status 'closed'; final. */
   close(): void;
+  /** The events of `types` (default 'message') in the order they arrive, as a `for await` loop reads them;
+   * the same events the listeners see. The loop owns the client (see EventIteration). */
+  events<K extends string = 'message'>(types?: K | readonly K[], options?: IterateOptions): EventIteration<EventFor<K>>;
+  /** `for await (const ev of source)`: its messages, as `events()` gives them. */
+  [Symbol.asyncIterator](): EventIteration<MessageEvent<string>>;
 }
 
 export interface StreamHandlers {

@@ -225,3 +225,9 @@ extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = sharing)]
     static SHARE: JsValue;
 }
+
+#[wasm_bindgen(module = "/src/web/iterate.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = iterate)]
+    static ITERATE: JsValue;
+}

@@ -91,3 +91,18 @@ export function valid(x, values) {
   }
   return x.check() === 1;
 }
+
+/**
+ * The `signal` option: an AbortSignal, or nothing. Checked by its brand (the `aborted` getter refuses any
+ * other object), so that a signal from another realm (an iframe's) passes and a look-alike does not.
+ */
+export function signalOf(o) {
+  const signal = o.signal;
+  if (signal == null) return null;
+  try {
+    Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get.call(signal);
+  } catch {
+    fail('option signal must be an AbortSignal');
+  }
+  return signal;
+}

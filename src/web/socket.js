@@ -9,12 +9,13 @@ import {
   I_OPENED, I_SOCKET_CLOSED, I_ENQUEUE, I_STATUS, I_CLOSED,
   Q_NOT_QUEUING, Q_FULL, S_CLOSED, V_CODES, V_CODE_COUNT, V_PROTOCOLS, V_TRANSPORT,
 } from './boundary.js';
-import { attemptOf, begin, close, readyStateOf, recordOf, reconnectNow, statusOf, CLOSED } from './client.js';
+import { attemptOf, begin, close, follow, readyStateOf, recordOf, reconnectNow, statusOf, CLOSED } from './client.js';
 import { connectionOf, inputWith } from './connection.js';
 import { fail, guard, PREFIX } from './errors.js';
 import { deliver, dress } from './events.js';
-import { instantiate } from './loader.js';
-import { readOptions } from './options.js';
+import { iterate } from './iterate.js';
+import { instantiate, rust } from './loader.js';
+import { readOptions, signalOf } from './options.js';
 
 /** The transport, as client.js drives it (see eventsource.js for the members every transport has). */
 const socketTransport = {
@@ -40,7 +41,8 @@ const socketTransport = {
 function startSocket(client, url, options) {
   if (typeof WebSocket !== 'function') fail('this runtime has no WebSocket');
   if (typeof url !== 'function') url = `${url}`;
-  const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose']);
+  const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose', 'signal']);
+  const signal = signalOf(o);
   let protocols = o.protocols ?? [];
   if (typeof protocols === 'string') protocols = [protocols];
   if (!Array.isArray(protocols) || !protocols.every((p) => typeof p === 'string')) fail('option protocols must be a string or an array of strings');
@@ -56,7 +58,14 @@ function startSocket(client, url, options) {
   values[V_TRANSPORT] = socketTransport.kind;
   // Built and started here, on the main thread: a socket's members (send above all) need its shell at once.
   instantiate();
+  if (signal?.aborted) {
+    // Checked by a shell that is never started (it throws an option's error); nothing opens.
+    rust.free(rust.shell(record, values));
+    close(record);
+    return record;
+  }
   begin(record, values);
+  follow(record, signal);
   return record;
 }
 
@@ -156,7 +165,7 @@ export class ManagedWebSocket {
     const ws = record.connection?.source;
     if (ws && ws.readyState === 1) return ws.send(data);
     const shell = record.shell;
-    if (shell.input(I_CLOSED)) throw new DOMException(PREFIX + 'the socket is closed', 'InvalidStateError');
+    if (!shell || shell.input(I_CLOSED)) throw new DOMException(PREFIX + 'the socket is closed', 'InvalidStateError');
     if (shell.input(I_STATUS) === S_CLOSED) throw new DOMException(PREFIX + 'the server closed the socket; reconnectNow() reopens it', 'InvalidStateError');
     const room = shell.input(I_ENQUEUE, record.queue.length);
     if (room === Q_NOT_QUEUING) {
@@ -184,6 +193,14 @@ export class ManagedWebSocket {
     record.queue = [];
     record.closing = record.connection ? { code, reason } : null;
     close(record);
+  }
+  /** The events of `types` ('message' by default) as an AsyncIterable; the loop owns the socket (iterate.js). */
+  events(types, options) {
+    return iterate(this.#record, types, options);
+  }
+  /** `for await (const ev of socket)`: its messages. */
+  [Symbol.asyncIterator]() {
+    return iterate(this.#record);
   }
 }
 

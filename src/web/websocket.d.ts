@@ -1,7 +1,7 @@
 // Types of the package's websocket entry (websocket.js, websocket.cjs): everything of the main entry, and
 // ManagedWebSocket.
 export * from './index.js';
-import type { GiveUpInfo, Jitter, RetryInfo, Status } from './index.js';
+import type { EventIteration, GiveUpInfo, IterateOptions, Jitter, RetryInfo, Status } from './index.js';
 
 export interface SocketOptions {
   /** Default 'full'. */
@@ -16,7 +16,7 @@ export interface SocketOptions {
   maxAttempts?: number;
   /** The attempt counter resets only once a connection has stayed open this long (ms). Default 0: on open. */
   minUptimeMs?: number;
-  /** Reconnect at once when the page becomes visible. Default true. */
+  /** Reconnect at once when the page becomes visible. Default true. Ignored in a worker (no document). */
   reconnectOnVisible?: boolean;
   /** Reconnect at once when the browser comes back online. Default true. */
   reconnectOnOnline?: boolean;
@@ -31,8 +31,12 @@ export interface SocketOptions {
   connectTimeoutMs?: number;
   /** An open socket that receives no message for this long (ms) is treated as dropped. Default 0 (off). */
   stallTimeoutMs?: number;
-  /** A page hidden this long (ms) closes its socket; visible again, it reconnects at once. Default 0 (off). */
+  /** A page hidden this long (ms) closes its socket; visible again, it reconnects at once. Default 0 (off).
+   * Ignored in a worker (no document). */
   pauseWhenHiddenMs?: number;
+  /** Another way to say close(): its abort closes the socket for good (a close frame with no code). One
+   * aborted already opens nothing; the listener on it is removed when the socket closes. */
+  signal?: AbortSignal;
 }
 
 /** The events a ManagedWebSocket fires. */
@@ -79,6 +83,11 @@ export declare class ManagedWebSocket {
   reconnectNow(): void;
   /** Closes for good (code 1000 or 3000-4999, reason at most 123 bytes); queued messages are dropped. */
   close(code?: number, reason?: string): void;
+  /** The events of `types` (default 'message') as a `for await` loop reads them; the loop owns the socket
+   * (see EventIteration). */
+  events<K extends keyof ManagedWebSocketEventMap = 'message'>(types?: K | readonly K[], options?: IterateOptions): EventIteration<ManagedWebSocketEventMap[K]>;
+  /** `for await (const message of socket)`: its messages. */
+  [Symbol.asyncIterator](): EventIteration<MessageEvent>;
   addEventListener<K extends keyof ManagedWebSocketEventMap>(
     type: K,
     listener: SocketListener<ManagedWebSocketEventMap[K]> | null,

@@ -45,3 +45,45 @@ test('in Node, bad options throw the same typed errors', () => {
   assert.throws(() => new lib.ManagedEventSource('http://127.0.0.1:1/x', { jitter: 'sometimes' }), TypeError);
   assert.throws(() => lib.createManagedStream('http://127.0.0.1:1/x', { onOpn() {} }), /unknown handler 'onOpn'/);
 });
+
+test('in Node, for await and an AbortSignal: break and abort close the stream, and nothing keeps the process alive', async () => {
+  await fetch(`${server.url}/plan?c=node-iter&steps=&then=stream`);
+  const es = new lib.ManagedEventSource(`${server.url}/sse?c=node-iter`);
+  const ids = [];
+  for await (const ev of es) {
+    ids.push(ev.lastEventId);
+    if (ids.length === 3) break;
+  }
+  const ac = new AbortController();
+  const es2 = new lib.ManagedEventSource(`${server.url}/sse?c=node-iter`, { signal: ac.signal });
+  for await (const ev of es2) {
+    ids.push(ev.lastEventId);
+    if (ids.length === 5) ac.abort();
+  }
+  assert.deepEqual(ids, ['1', '2', '3', '4', '5']);
+  assert.deepEqual([es.status, es2.status], ['closed', 'closed']);
+  let open = -1;
+  for (let i = 0; i < 300 && open !== 0; i++) {
+    open = (await (await fetch(`${server.url}/log?c=node-iter`)).json()).open;
+    if (open !== 0) await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(open, 0, 'the server holds nothing open');
+  // A child process that iterates and aborts exits by itself: no port or timer of ours is left open.
+  // (Not spawnSync: the server answering it runs in this process.)
+  const { execFile } = await import('node:child_process');
+  const script = `
+    import { EventSource } from 'eventsource';
+    globalThis.EventSource = EventSource;
+    const { ManagedEventSource } = await import(${JSON.stringify(new URL('../../pkg/index.js', import.meta.url).href)});
+    const es = new ManagedEventSource(${JSON.stringify(`${server.url}/sse?c=node-iter`)});
+    let n = 0;
+    for await (const ev of es) if (++n === 2) break;
+    console.log('iterated', n, es.status);`;
+  const r = await new Promise((resolve) => {
+    const child = execFile(process.execPath, ['--input-type=module', '-e', script], { cwd: new URL('../..', import.meta.url).pathname, encoding: 'utf8', timeout: 15000 }, (error, stdout, stderr) =>
+      resolve({ status: child.exitCode, stdout, stderr }),
+    );
+  });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.stdout.trim(), 'iterated 2 closed');
+});

@@ -11,6 +11,7 @@ import { launch } from './browser.mjs';
 import { firefox, haveFirefox, haveWebKit, webkit } from './webdriver.mjs';
 import { startServer } from '../server/sse-server.mjs';
 import { SUITES as BINDING_SUITES, buildBindingSuites } from '../bindings/build.mjs';
+import { buildSync } from 'esbuild';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.env.SUITE;
@@ -55,6 +56,24 @@ async function driven(open) {
   };
 }
 
+/**
+ * The libraries a suite imports from /vendor/, bundled by esbuild as an application's bundler would (with
+ * `process.env.NODE_ENV` defined): TanStack Query's core for the modern suite. Returns their folder.
+ */
+function vendor() {
+  const root = join(here, '..', '..');
+  const dir = join(root, 'target', 'vendor');
+  buildSync({
+    stdin: { contents: "export * from '@tanstack/query-core';", resolveDir: root },
+    bundle: true,
+    format: 'esm',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    outfile: join(dir, 'query-core.js'),
+    logLevel: 'warning',
+  });
+  return dir;
+}
+
 /** Registers one test per suite in `engine`, each with a subtest per in-page test. */
 export function runSuites(engine) {
   const e = ENGINES[engine];
@@ -65,7 +84,7 @@ export function runSuites(engine) {
     // The framework bindings' suites are bundled with their frameworks first (tests/bindings/build.mjs).
     const bindings = suites.filter((s) => s in BINDING_SUITES);
     if (bindings.length) await buildBindingSuites(bindings);
-    server = await startServer();
+    server = await startServer({ statics: { '/vendor/': vendor() } });
     browser = await e.start();
   });
   after(async () => {

@@ -130,3 +130,35 @@ stopFetch();
 // Compiling ahead of the first client.
 const prepared: Promise<void> = prepare();
 void prepared.then(() => new ManagedEventSource('/later').close());
+
+// Issue 46: the signal option, and async iteration (for await, events(types, options)).
+const controller = new AbortController();
+const aborting = new ManagedEventSource('/feed', { signal: controller.signal });
+const stopAborting: () => void = createManagedStream('/feed', { onMessage: () => {} }, { signal: AbortSignal.timeout(1000) });
+async function iterate() {
+  for await (const ev of aborting) {
+    const data: string = ev.data;
+    if (data === '[DONE]') break;
+  }
+  const updates = aborting.events(['update', 'delete'], { max: 100, overflow: 'drop-oldest' });
+  for await (const ev of updates) console.log(ev.type, ev.data, updates.dropped);
+  const opens = aborting.events('open');
+  const first = await opens.next();
+  if (!first.done) {
+    const opened: Event = first.value;
+    void opened;
+  }
+  await opens.return();
+  const asIterable: AsyncIterable<MessageEvent<string>> = aborting;
+  void asIterable;
+}
+void iterate, stopAborting;
+
+// ManagedWebSocket: signal and iteration.
+import { ManagedWebSocket } from 'managed-eventsource/websocket';
+async function socketLoop() {
+  const socket = new ManagedWebSocket('wss://example.com/live', { signal: controller.signal, queue: 'all' });
+  for await (const message of socket) console.log(message.data);
+  for await (const closed of socket.events('close')) console.log(closed.code);
+}
+void socketLoop;

@@ -53,3 +53,11 @@ new FetchSource('/feed', { transport: 'fetch', fetch: 'fetch' });
 new ManagedEventSource('/feed', { headers: { A: '1' } });
 // @ts-expect-error: prepare takes no argument
 prepare('/feed');
+// @ts-expect-error: signal is an AbortSignal
+new ManagedEventSource('/feed', { signal: new AbortController() });
+// @ts-expect-error: overflow is 'error' or 'drop-oldest'
+es.events('message', { overflow: 'drop-newest' });
+// @ts-expect-error: max is a number
+es.events('message', { max: '100' });
+// @ts-expect-error: dropped is read-only
+es.events().dropped = 1;
