@@ -52,7 +52,13 @@ export function startShared(record, values, key) {
     else if (!share.leader) share.channel.postMessage({ kind: 'types', types: [type] });
   };
   record.forward = (type, e) => share.leader && share.channel.postMessage({ kind: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
-  share.channel.onmessage = (m) => (share.leader ? fromFollower(record, m.data) : fromLeader(record, m.data));
+  share.channel.onmessage = (m) => {
+    // Every client keeps the others' event types, so that one that comes to lead relays them from its
+    // first event on (those who joined before it are asked again: 'leading').
+    if (m.data.types) for (const type of m.data.types) record.remoteTypes.add(type);
+    if (share.leader) fromFollower(record, m.data);
+    else fromLeader(record, m.data);
+  };
   share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()] });
   navigator.locks
     .request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))
@@ -84,10 +90,7 @@ function leave(record) {
 /** What a leader does with a follower's message. */
 function fromFollower(record, m) {
   if (m.kind === 'hello' || m.kind === 'types') {
-    for (const type of m.types) {
-      record.remoteTypes.add(type);
-      if (record.connection) record.transport.relay(record.connection, type);
-    }
+    if (record.connection) for (const type of m.types) record.transport.relay(record.connection, type);
     if (m.kind === 'hello' && record.shell) {
       record.share.channel.postMessage({ kind: 'state', state: [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q)), id: lastEventIdOf(record) });
     }
