@@ -216,7 +216,5 @@ export const notify = guard(function notify(record, what, a, b) {
 
 /** The warning for `stalls` stalls in a row of connections that had delivered events (told once a client). */
 const stallsRecur = (record, stalls) =>
-  `stallTimeoutMs ended ${stalls} connections in a row that had delivered events: ` +
-  (record.transport.kind === 2
-    ? 'the server is silent for longer between bytes; raise stallTimeoutMs'
-    : "an EventSource cannot see comment lines (': ping' keep-alives); set heartbeatEvent to a named event the server sends, raise stallTimeoutMs, or use transport: 'fetch'");
+  `stallTimeoutMs ended ${stalls} connections in a row that had delivered events; ` +
+  (record.transport.kind === 2 ? 'raise it' : "an EventSource cannot see comment lines (': ping'): set heartbeatEvent to a named event the server sends, raise stallTimeoutMs, or use transport: 'fetch'");

@@ -53,7 +53,7 @@ export function finish(record, u, id) {
  */
 export function unusable(href) {
   const scheme = String(href).slice(0, String(href).indexOf(':') + 1).toLowerCase();
-  return /^(https?|data|blob):$/.test(scheme) ? '' : `the URL ${href} can never be fetched: its scheme ${scheme} is not http:, https:, data: or blob:`;
+  return /^(https?|data|blob):$/.test(scheme) ? '' : `${href} can never be fetched: ${scheme} is not http:, https:, data: or blob:`;
 }
 
 /**
@@ -63,7 +63,7 @@ export function unusable(href) {
  */
 export function neverOpens(href) {
   const local = /^(data|blob):/i.exec(href);
-  return local ? `the ${local[1].toLowerCase()}: URL did not open, and answers the same every time` : unusable(href);
+  return local ? `a ${local[1].toLowerCase()}: URL that did not open answers the same every time` : unusable(href);
 }
 
 // The reconnect URL (seed 003): a new EventSource cannot send a Last-Event-ID header, so with the option
