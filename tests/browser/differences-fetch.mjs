@@ -201,11 +201,12 @@ test('the stall watchdog counts comment lines: a server that keeps alive with co
   console.warn = (...a) => warned.push(a.join(' '));
   try {
     await plan('quiet', '', 'quiet:1:50');
-    const ours = new ManagedEventSource(url('quiet'), { ...F, stallTimeoutMs: 200 });
+    // Comments every 50 ms; a second with no byte at all would be a stall (a margin for a busy machine).
+    const ours = new ManagedEventSource(url('quiet'), { ...F, stallTimeoutMs: 1000 });
     let errors = 0;
     ours.onerror = () => errors++;
     ok(await until(3000, () => ours.status === 'open'));
-    await sleep(800);
+    await sleep(3000);
     ours.close();
     eq([errors, warned], [0, []]);
   } finally {
