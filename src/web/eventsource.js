@@ -2,7 +2,8 @@
 // them go. A browser event goes on as it came (connection.js, events.js retarget it to the client).
 //
 // It may not decide anything (when to reconnect, how long to wait): it reports a source's open and error
-// to the shell and delivers the rest. It imports connection.js, events.js, errors.js and boundary.js.
+// to the shell and delivers the rest. It imports connection.js, effects.js, events.js, errors.js and
+// boundary.js.
 //
 // Every transport (this one, fetch.js's, socket.js's) gives client.js the same members: `kind` (the shell's
 // transport number), `configure(record, options)`, `resolve(url)`, `relay(connection, type)`, `failed(record)`
