@@ -183,7 +183,7 @@ async function refusesHeader(c, url) {
   } finally {
     c.abort.abort();
   }
-  return `the server at ${new URL(url[1]).origin} does not allow the Last-Event-ID header in its CORS preflight (Access-Control-Allow-Headers), so no resume reaches it: allow the header there, or set lastEventIdParam (cross-origin, the id then goes in the query alone)`;
+  return `${new URL(url[1]).origin} does not allow the Last-Event-ID header (Access-Control-Allow-Headers), so no resume reaches it; allow it, or set lastEventIdParam`;
 }
 
 /**
@@ -208,7 +208,7 @@ async function requestInit(c, href, inUrl) {
       c.crossHeader = cross;
     } else if (!inUrl && !record.idUnsent) {
       record.idUnsent = true;
-      report(new RangeError(PREFIX + 'this engine sends a header as the UTF-8 of its characters, so a Last-Event-ID header cannot carry the id ' + JSON.stringify(c.id) + ' (outside ASCII); set lastEventIdParam to resume with it. Reconnecting without it'));
+      report(new RangeError(PREFIX + 'this engine cannot send the id ' + JSON.stringify(c.id) + ' (not ASCII) as a Last-Event-ID header; set lastEventIdParam. Reconnecting without it'));
     }
   }
   const init = { method: f.method, headers, cache: 'no-store', credentials: record.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.abort.signal };
