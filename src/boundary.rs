@@ -76,6 +76,8 @@ codes! {
         Refused = "REFUSED",
         /// The Promise a URL function returned has given the URL of the attempt waiting for it.
         Url = "URL",
+        /// The attempt's URL can never be fetched (see [`crate::machine::Input::Unusable`]).
+        Unusable = "UNUSABLE",
         /// A socket closed: `a` its code, `b` 1 when it closed with a handshake.
         SocketClosed = "SOCKET_CLOSED",
         /// A socket's `send` while disconnected, with `a` messages queued already: may one more wait? The
@@ -118,6 +120,8 @@ codes! {
         Unauthorized = "UNAUTHORIZED",
         /// A socket opened: send what waited for it.
         Flush = "FLUSH",
+        /// The stall watchdog ended `a` connections in a row that had delivered events (told once).
+        StallsRecur = "STALLS_RECUR",
     }
 }
 

@@ -152,6 +152,11 @@ pub enum Input<I = String> {
         /// `Retry-After`, in ms from now.
         retry_after_ms: Option<u32>,
     },
+    /// The current attempt's URL can never be fetched: a scheme no request goes out for (`mailto:`,
+    /// `about:`, `javascript:`, `ftp:`...), or a `data:` or `blob:` URL that did not open (it answers the
+    /// same every time). The stream fails at once, as a native `EventSource` does, and no reconnect is
+    /// scheduled until [`Input::RetryNow`] (a URL function may give a usable URL then).
+    Unusable,
     /// The stream has been silent for too long: treat it as dropped.
     Stalled,
     /// The user asked to reconnect now with a fresh ladder.
@@ -228,6 +233,13 @@ pub enum Command {
         /// Reconnect attempts made.
         attempts: u32,
     },
+    /// The stall watchdog has ended `stalls` connections in a row that had delivered events: a stream that
+    /// is alive but whose keep-alive the watchdog cannot see (comment lines, to an `EventSource`). Told
+    /// once per machine; the shell warns the user.
+    StallsRecur {
+        /// Stalls in a row of connections that had delivered events.
+        stalls: u32,
+    },
     /// The last event id is too long to travel in a URL ([`MAX_RESUME_ID`] bytes once encoded): this
     /// reconnect goes without it. The shell tells the user.
     ResumeIdDropped {
@@ -275,6 +287,9 @@ pub struct Config {
 /// A reconnect timer that fires more than this much later than it should, and more than its own delay
 /// late, was held up by a sleeping machine or a frozen page: it counts as waking up.
 pub const LATE_MS: f64 = 10_000.0;
+
+/// After this many stalls in a row of connections that had delivered events, [`Command::StallsRecur`].
+pub const RECURRING_STALLS: u32 = 2;
 
 /// The watchdog looks this many times per `stall_timeout_ms`, so a stall is noticed between the timeout
 /// and a quarter more.
@@ -345,6 +360,11 @@ pub struct Machine<R, I = String> {
     idle_ticks: u32,
     /// The number of the last probe sent.
     probe_id: u32,
+    /// Whether the live connection has delivered an event (a watchdog tick saw one), the stalls in a row
+    /// of connections that had, and whether [`Command::StallsRecur`] has been told.
+    delivered: bool,
+    stalls_in_a_row: u32,
+    stalls_told: bool,
     /// Whether the page is hidden, and whether the pause timer is armed.
     hidden: bool,
     pause_armed: bool,
@@ -375,6 +395,9 @@ impl<R: Random, I: EventId> Machine<R, I> {
             watchdog: false,
             idle_ticks: 0,
             probe_id: 0,
+            delivered: false,
+            stalls_in_a_row: 0,
+            stalls_told: false,
             hidden: false,
             pause_armed: false,
         }
@@ -496,6 +519,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     self.opened_at = self.now;
                     self.phase = Phase::Open;
                     self.idle_ticks = 0;
+                    self.delivered = false;
                     self.arm_watchdog(out);
                     self.set_status(Status::Open, out);
                     out.push(Command::Connected { attempt });
@@ -533,6 +557,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     self.failed(true, out);
                 } else if self.phase == Phase::Open && self.watchdog {
                     self.watchdog = false;
+                    self.delivered |= active;
                     self.idle_ticks = if active { 0 } else { self.idle_ticks + 1 };
                     if self.idle_ticks >= WATCHDOG_TICKS {
                         self.stalled(out);
@@ -599,6 +624,17 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     self.close_source(out);
                     out.push(Command::ReportError);
                     self.probed(status, retry_after_ms, out);
+                }
+            }
+            Input::Unusable => {
+                if self.source_live() {
+                    self.close_source(out);
+                    out.push(Command::ReportError);
+                    self.phase = Phase::Stopped;
+                    self.set_status(Status::Failed, out);
+                    out.push(Command::GaveUp {
+                        attempts: self.ladder.attempt(),
+                    });
                 }
             }
             Input::Stalled => {
@@ -668,6 +704,17 @@ impl<R: Random, I: EventId> Machine<R, I> {
     fn stalled(&mut self, out: &mut Vec<Command>) {
         self.close_source(out);
         out.push(Command::ReportError);
+        if self.phase == Phase::Open && self.delivered {
+            self.stalls_in_a_row += 1;
+            if self.stalls_in_a_row >= RECURRING_STALLS && !self.stalls_told {
+                self.stalls_told = true;
+                out.push(Command::StallsRecur {
+                    stalls: self.stalls_in_a_row,
+                });
+            }
+        } else {
+            self.stalls_in_a_row = 0;
+        }
         self.uptime_counts();
         self.phase = Phase::Failed;
         if self.config.mode == Reconnect::Never {
@@ -836,6 +883,10 @@ impl<R: Random, I: EventId> Machine<R, I> {
     }
 
     fn failed(&mut self, browser_gave_up: bool, out: &mut Vec<Command>) {
+        if self.phase == Phase::Open {
+            // An open stream that ended otherwise: the stalls before it were not in a row.
+            self.stalls_in_a_row = 0;
+        }
         self.uptime_counts();
         let probe = self.config.probe && browser_gave_up;
         match self.config.mode {

@@ -408,6 +408,97 @@ fn a_stalled_stream_is_treated_as_dropped() {
 }
 
 #[test]
+fn a_url_that_can_never_work_fails_at_once_without_the_ladder() {
+    for mode in [Reconnect::Backoff, Reconnect::Browser, Reconnect::Never] {
+        let mut m = machine(Config {
+            mode,
+            connect_timeout_ms: 5_000,
+            ..Config::default()
+        });
+        m.handle(Input::Start);
+        let cmds = m.handle(Input::Unusable);
+        assert_eq!(
+            cmds,
+            [
+                Command::CloseSource,
+                Command::DisarmTimer, // the connect timeout's
+                Command::ReportError,
+                Command::Status(Status::Failed),
+                Command::GaveUp { attempts: 0 },
+            ],
+            "{mode:?}"
+        );
+        assert_eq!((m.ready_state(), m.attempt()), (2, 0));
+        assert!(!m.timer_armed() && !m.source_live());
+        // Nothing wakes it but the user: not a visible page, not the network.
+        assert!(m.handle(Input::PageVisible).is_empty());
+        assert!(m.handle(Input::Online).is_empty());
+        assert!(m.handle(Input::TimerFired).is_empty());
+        assert!(
+            m.handle(Input::Unusable).is_empty(),
+            "no source, nothing to fail"
+        );
+        // reconnectNow() tries again (a URL function may give a usable URL now).
+        assert_eq!(
+            m.handle(Input::RetryNow)[0],
+            Command::OpenSource { resume: false }
+        );
+    }
+    // A reconnect whose URL turns out unusable ends the same way, the ladder's count as it was.
+    let mut m = opened(machine(Config::default()));
+    m.handle(FAIL);
+    m.handle(Input::TimerFired);
+    let cmds = m.handle(Input::Unusable);
+    assert_eq!(cmds.last(), Some(&Command::GaveUp { attempts: 1 }));
+    assert_eq!(m.status(), Status::Failed);
+}
+
+#[test]
+fn recurring_stalls_of_a_stream_that_delivers_events_are_told_once() {
+    let mut m = opened(machine(Config {
+        stall_timeout_ms: 4_000,
+        ..Config::default()
+    }));
+    let stall = |m: &mut Machine<SplitMix64>, delivered: bool| {
+        let mut told = Vec::new();
+        let mut ticks = vec![delivered];
+        ticks.extend([false; 4]);
+        for active in ticks {
+            for c in m.handle(Input::WatchdogFired { active }) {
+                if let Command::StallsRecur { stalls } = c {
+                    told.push(stalls);
+                }
+            }
+        }
+        assert_eq!(m.status(), Status::Reconnecting, "stalled");
+        m.handle(Input::TimerFired);
+        m.handle(Input::Opened);
+        told
+    };
+    // A stream that never delivered an event stalls as a dead one does: nothing to say.
+    assert_eq!(stall(&mut m, false), [] as [u32; 0]);
+    assert_eq!(stall(&mut m, false), [] as [u32; 0]);
+    // Events, then silence, twice in a row: told, once.
+    assert_eq!(stall(&mut m, true), [] as [u32; 0]);
+    assert_eq!(stall(&mut m, true), [2]);
+    assert_eq!(stall(&mut m, true), [] as [u32; 0]);
+    assert_eq!(stall(&mut m, true), [] as [u32; 0]);
+    // An open stream that fails otherwise breaks the run.
+    let mut m = opened(machine(Config {
+        stall_timeout_ms: 4_000,
+        ..Config::default()
+    }));
+    assert_eq!(stall(&mut m, true), [] as [u32; 0]);
+    m.handle(Input::Failed {
+        browser_gave_up: false,
+    });
+    m.handle(Input::TimerFired);
+    m.handle(Input::Opened);
+    assert_eq!(stall(&mut m, true), [] as [u32; 0]);
+    assert_eq!(stall(&mut m, true), [2]);
+}
+
+#[test]
 fn a_retry_hint_raises_the_next_delay() {
     let mut m = opened(machine(Config::default()));
     m.handle(Input::RetryHint { ms: 20_000 });
@@ -977,6 +1068,7 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Offline),
         1 => (0u32..100_000).prop_map(|ms| Input::RetryHint { ms }),
         1 => Just(Input::Stalled),
+        1 => Just(Input::Unusable),
         2 => any::<bool>().prop_map(|active| Input::WatchdogFired { active }),
         2 => (0u32..4, prop_oneof![Just(None), Just(Some(200u16)), Just(Some(204)), Just(Some(401)), Just(Some(403)), Just(Some(404)), Just(Some(410)), Just(Some(429)), Just(Some(503)), Just(Some(500))], prop::option::of(0u32..1_000_000))
             .prop_map(|(id, status, retry_after_ms)| Input::Probed { id, status, retry_after_ms }),
@@ -1099,6 +1191,7 @@ proptest! {
         let mut last_id = String::new();
         let mut resumed_from = String::new();
         let mut failures_in_a_row = 0u32;
+        let mut stalls_told = false;
         let mut now = 0.0f64;
         for input in inputs {
             now += 137.0;
@@ -1136,6 +1229,11 @@ proptest! {
                 _ => {}
             }
             let cmds = m.handle(input.clone());
+            if matches!(input, Input::Unusable) && was_live {
+                prop_assert!(!cmds.iter().any(|c| matches!(c, Command::ArmTimer { .. } | Command::ArmWatchdog { .. } | Command::OpenSource { .. } | Command::Probe { .. })), "an unusable URL touched the ladder");
+                prop_assert_eq!(m.status(), Status::Failed);
+                prop_assert_eq!(m.ready_state(), 2);
+            }
             if matches!(input, Input::Failed { .. }) && was_live {
                 failures_in_a_row += 1;
             }
@@ -1188,7 +1286,7 @@ proptest! {
                     Command::DisarmPause => { prop_assert_eq!(shell.pauses, 1); shell.pauses -= 1; }
                     Command::GaveUp { attempts } => {
                         gave_up = true;
-                        if matches!(input, Input::Probed { status: Some(404 | 410), .. } | Input::Refused { status: Some(404 | 410), .. }) {
+                        if matches!(input, Input::Probed { status: Some(404 | 410), .. } | Input::Refused { status: Some(404 | 410), .. } | Input::Unusable) {
                             stopped = true;
                         } else if config.mode == Reconnect::Backoff && !matches!(input, Input::Probed { .. } | Input::Refused { .. }) {
                             prop_assert_eq!(Some(*attempts), config.ladder.max_attempts);
@@ -1208,6 +1306,11 @@ proptest! {
                         if let Some(max) = config.ladder.max_attempts { prop_assert!(*attempt <= max); }
                     }
                     Command::Connected { attempt } => prop_assert_eq!(*attempt, before_attempt),
+                    Command::StallsRecur { .. } => {
+                        prop_assert!(!stalls_told, "stalls told twice");
+                        prop_assert!(matches!(input, Input::Stalled | Input::WatchdogFired { .. }), "stalls told on {:?}", input);
+                        stalls_told = true;
+                    }
                     _ => {}
                 }
                 prop_assert!(shell.sources <= 1, "two live sources");

@@ -18,14 +18,15 @@ export const I_WATCHDOG = 12;
 export const I_PROBED = 13;
 export const I_REFUSED = 14;
 export const I_URL = 15;
-export const I_SOCKET_CLOSED = 16;
-export const I_ENQUEUE = 17;
-export const I_STATUS = 18;
-export const I_READY_STATE = 19;
-export const I_ATTEMPT = 20;
-export const I_LIVE = 21;
-export const I_CLOSED = 22;
-export const I_FIRST_QUESTION = 18;
+export const I_UNUSABLE = 16;
+export const I_SOCKET_CLOSED = 17;
+export const I_ENQUEUE = 18;
+export const I_STATUS = 19;
+export const I_READY_STATE = 20;
+export const I_ATTEMPT = 21;
+export const I_LIVE = 22;
+export const I_CLOSED = 23;
+export const I_FIRST_QUESTION = 19;
 
 // What the shell tells notify(link, note, a, b).
 export const N_STATUS = 0;
@@ -36,6 +37,7 @@ export const N_GIVE_UP = 4;
 export const N_ID_DROPPED = 5;
 export const N_UNAUTHORIZED = 6;
 export const N_FLUSH = 7;
+export const N_STALLS_RECUR = 8;
 
 // The answer to I_ENQUEUE.
 export const Q_ROOM = 0;

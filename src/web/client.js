@@ -21,7 +21,7 @@
 
 import {
   I_CLOSE, I_CLOSED, I_RETRY_NOW, I_STATUS, I_READY_STATE, I_ATTEMPT,
-  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, S_CONNECTING, S_CLOSED, STATUSES,
+  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, N_STALLS_RECUR, S_CONNECTING, S_CLOSED, STATUSES,
 } from './boundary.js';
 import { guard, report, PREFIX } from './errors.js';
 import { deliver } from './events.js';
@@ -246,4 +246,10 @@ export const notify = guard(function notify(record, what, a, b) {
   } else if (what === N_ID_DROPPED) {
     report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
   } else if (what === N_FLUSH) record.transport.flush(record);
+  else if (what === N_STALLS_RECUR) console.warn(PREFIX + stallsRecur(record, a));
 });
+
+/** The warning for `stalls` stalls in a row of connections that had delivered events (told once a client). */
+const stallsRecur = (record, stalls) =>
+  `stallTimeoutMs ended ${stalls} connections in a row that had delivered events; ` +
+  (record.transport.kind === 2 ? 'raise it' : "an EventSource cannot see comment lines (': ping'): set heartbeatEvent to a named event the server sends, raise stallTimeoutMs, or use transport: 'fetch'");

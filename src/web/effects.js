@@ -46,6 +46,26 @@ export function finish(record, u, id) {
   return u;
 }
 
+/**
+ * Why the URL `href` (resolved) can never be fetched, or '' when it may be: a request goes out only for
+ * http: and https:, and data: and blob: are answered locally; every engine fails EventSource and fetch at
+ * once for any other scheme (mailto:, ftp:, about:, javascript:, file:...).
+ */
+export function unusable(href) {
+  const scheme = String(href).slice(0, String(href).indexOf(':') + 1).toLowerCase();
+  return /^(https?|data|blob):$/.test(scheme) ? '' : `${href} can never be fetched: ${scheme} is not http:, https:, data: or blob:`;
+}
+
+/**
+ * Why the URL `href`, whose attempt failed before it opened, will fail every time, or '' when it may not:
+ * a data: or blob: URL answers the same every time (Firefox and WebKit fail an EventSource on a data: URL,
+ * Firefox on a blob: one), as does a URL that can never be fetched.
+ */
+export function neverOpens(href) {
+  const local = /^(data|blob):/i.exec(href);
+  return local ? `a ${local[1].toLowerCase()}: URL that did not open answers the same every time` : unusable(href);
+}
+
 // The reconnect URL (seed 003): a new EventSource cannot send a Last-Event-ID header, so with the option
 // lastEventIdParam the id travels in the query string. Rust decides whether an attempt carries it, and
 // which id (the machine's, at most 4096 bytes once encoded: `resume::encoded_len`); this writes it in.

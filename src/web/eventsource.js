@@ -2,15 +2,17 @@
 // them go. A browser event goes on as it came (connection.js, events.js retarget it to the client).
 //
 // It may not decide anything (when to reconnect, how long to wait): it reports a source's open and error
-// to the shell and delivers the rest. It imports connection.js, events.js, errors.js and boundary.js.
+// to the shell and delivers the rest. It imports connection.js, effects.js, events.js, errors.js and
+// boundary.js.
 //
 // Every transport (this one, fetch.js's, socket.js's) gives client.js the same members: `kind` (the shell's
 // transport number), `configure(record, options)`, `resolve(url)`, `relay(connection, type)`, `failed(record)`
 // and `flush(record)`; fetch.js's also `waitForUrl` (a URL function's Promise).
 
-import { I_OPENED, I_FAILED } from './boundary.js';
+import { I_OPENED, I_FAILED, I_UNUSABLE } from './boundary.js';
 import { arrived, connectionOf, inputWith } from './connection.js';
-import { guard } from './errors.js';
+import { neverOpens } from './effects.js';
+import { guard, PREFIX } from './errors.js';
 import { deliver, slot } from './events.js';
 
 /**
@@ -69,10 +71,16 @@ export const attach = guard(function attach(record, es) {
   const connection = { ...connectionOf(record, es), listeners: [], types: new Set() };
   const readyState = native(EventSource, 'readyState').get;
   // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there; a
-  // server's event named open or error is an ordinary named event.
-  for (const [type, code] of [['open', I_OPENED], ['error', I_FAILED]]) {
-    listen(connection, type, (e) => (named(e) ? arrived(connection, type, e) : inputWith(record, e, code, readyState.call(es) === 2)));
-  }
+  // server's event named open or error is an ordinary named event. A source the browser gave up on before
+  // it opened, whose URL will fail every time (effects.js's neverOpens), fails the stream for good.
+  let opened = false;
+  listen(connection, 'open', (e) => (named(e) ? arrived(connection, 'open', e) : ((opened = true), inputWith(record, e, I_OPENED))));
+  listen(connection, 'error', (e) => {
+    if (named(e)) return arrived(connection, 'error', e);
+    const closed = readyState.call(es) === 2, why = closed && !opened && neverOpens(es.url);
+    if (why) e.message = PREFIX + why;
+    inputWith(record, e, why ? I_UNUSABLE : I_FAILED, closed);
+  });
   record.currentUrl = es.url;
   const relay = eventSourceTransport.relay;
   if (record.retryHintEvent) relay(connection, record.retryHintEvent);

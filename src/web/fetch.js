@@ -10,9 +10,9 @@
 // `stop` sets (Rust calls it when it drops the connection), and `stop` aborts the fetch and cancels the
 // reader. It imports eventsource.js, connection.js, effects.js, events.js, loader.js, errors.js and boundary.js.
 
-import { I_OPENED, I_FAILED, I_REFUSED, I_URL } from './boundary.js';
+import { I_OPENED, I_FAILED, I_REFUSED, I_URL, I_UNUSABLE } from './boundary.js';
 import { arrived, connectionOf, inputWith } from './connection.js';
-import { askUrl, finish, retryAfterMs } from './effects.js';
+import { askUrl, finish, neverOpens, retryAfterMs, unusable } from './effects.js';
 import { fail, guard, report, PREFIX } from './errors.js';
 import { deliver, FIELDS, Given } from './events.js';
 import { eventSourceTransport } from './eventsource.js';
@@ -47,6 +47,27 @@ function configure(record, o) {
 
 /** Headers as a plain object: a Headers or a list of pairs as fetch reads them, an object copied. */
 const plain = (h) => (h == null ? {} : typeof h[Symbol.iterator] === 'function' ? Object.fromEntries(new Headers(h)) : { ...h });
+
+/**
+ * Whether this engine sends a header's value as the UTF-8 of its characters rather than one byte a
+ * character (U+0000 to U+00FF), as WebKit does (WebKitGTK 2.50, measured at the server: 'é' leaves as
+ * C3 A9, where Chromium and Firefox send E9).
+ */
+const UTF8_HEADERS = typeof navigator === 'object' && /AppleWebKit/.test(navigator.userAgent) && !/Chrom|Firefox|Edg/.test(navigator.userAgent);
+
+/**
+ * The Last-Event-ID header's value for `id`: a string that `fetch` sends as the id's UTF-8 bytes, the
+ * bytes an EventSource sends. An ASCII id is itself; elsewhere each UTF-8 byte is a character (`fetch`
+ * refuses one past U+00FF and sends the others as one byte each), except where the engine encodes header
+ * values as UTF-8 itself (UTF8_HEADERS): then no string carries an id outside ASCII, and this is undefined.
+ */
+function idHeader(id) {
+  if (/^[\0-\x7f]*$/.test(id)) return id;
+  if (UTF8_HEADERS) return undefined;
+  let bytes = '';
+  for (const b of new TextEncoder().encode(id)) bytes += String.fromCharCode(b);
+  return bytes;
+}
 
 /** Whether `r` is a Response, or looks enough like one (a polyfill's) to be read as one. */
 const response = (r) => r != null && typeof r.status === 'number' && typeof r.headers?.get === 'function';
@@ -92,7 +113,7 @@ export const awaitingEventSource = { ...eventSourceTransport, waitForUrl };
  * everything after, fails the attempt; what it throws now, Rust reports as a failed attempt.
  */
 export function open(record, id, last) {
-  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, id: last ?? '', origin: '', step: 'url' };
+  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, id: last ?? '', origin: '', step: 'url', init: null, crossHeader: false };
   const u = askUrl(record);
   const url = typeof u?.then === 'function' ? null : target(record, u, id);
   if (url) record.currentUrl = url[1];
@@ -117,7 +138,9 @@ async function read(c, u, url, id) {
       if (c.dead) return;
       record.currentUrl = url[1];
     }
-    const init = await requestInit(c);
+    const never = unusable(url[1]);
+    if (never) return inputWith(record, failure(undefined, never), I_UNUSABLE);
+    const init = await requestInit(c, url[1], id !== undefined);
     if (c.dead) return;
     c.step = 'fetch';
     const r = await record.fetchOptions.fetch(url[0], init);
@@ -135,22 +158,62 @@ async function read(c, u, url, id) {
     if (!network) report(e);
     const why = String(e?.message ?? e).replace(PREFIX, '');
     ended = failure(undefined, network ? 'the request failed: ' + why : 'the ' + c.step + ' failed: ' + why);
+    if (c.step === 'fetch') {
+      const never = neverOpens(url[1]) || (c.crossHeader && (await refusesHeader(c, url)));
+      if (c.dead) return;
+      if (never) return inputWith(record, failure(undefined, never), I_UNUSABLE);
+    }
   }
   inputWith(record, ended, I_FAILED, 1);
 }
 
-/** The request's `init`, with the user's headers and body awaited (steps 'headers' and 'body'). */
-async function requestInit(c) {
+/**
+ * After a cross-origin request that carried Last-Event-ID failed before any response: why the server
+ * refuses that header (its CORS preflight does not allow it), if the same request without the header is
+ * answered; else '' (the network's failure). The check is aborted as soon as its headers arrive, and is
+ * a GET only where the attempt was (a HEAD otherwise, so that no body is sent twice).
+ */
+async function refusesHeader(c, url) {
+  const init = c.init, headers = { ...init.headers };
+  delete headers['Last-Event-ID'];
+  try {
+    await c.record.fetchOptions.fetch(url[0], { ...init, method: init.method === 'GET' ? 'GET' : 'HEAD', body: undefined, headers });
+  } catch {
+    return '';
+  } finally {
+    c.abort.abort();
+  }
+  return `${new URL(url[1]).origin} does not allow the Last-Event-ID header (Access-Control-Allow-Headers), so no resume reaches it; allow it, or set lastEventIdParam`;
+}
+
+/**
+ * The request's `init` for the URL `href`, with the user's headers and body awaited (steps 'headers' and
+ * 'body'). The id this attempt resumes from goes in the Last-Event-ID header, as its UTF-8 bytes (see
+ * idHeader), except cross-origin when `inUrl` (lastEventIdParam carries it): a header not on the CORS
+ * safelist would need a preflight that a server allowing what EventSource sends refuses. Where no header
+ * can carry it and no URL does, that is reported, once a client, and the attempt goes without it.
+ */
+async function requestInit(c, href, inUrl) {
   const record = c.record, f = record.fetchOptions;
   c.step = 'headers';
   const given = plain(typeof f.headers === 'function' ? await f.headers() : f.headers);
   c.step = 'body';
   const body = typeof f.body === 'function' ? await f.body() : f.body;
   const headers = Object.keys(given).some((k) => k.toLowerCase() === 'accept') ? given : { Accept: 'text/event-stream', ...given };
-  if (c.id !== '') headers['Last-Event-ID'] = c.id;
+  const cross = typeof location === 'object' && new URL(href).origin !== location.origin;
+  if (c.id !== '' && !(cross && inUrl)) {
+    const value = idHeader(c.id);
+    if (value !== undefined) {
+      headers['Last-Event-ID'] = value;
+      c.crossHeader = cross;
+    } else if (!inUrl && !record.idUnsent) {
+      record.idUnsent = true;
+      report(new RangeError(PREFIX + 'this engine cannot send the id ' + JSON.stringify(c.id) + ' (not ASCII) as a Last-Event-ID header; set lastEventIdParam. Reconnecting without it'));
+    }
+  }
   const init = { method: f.method, headers, cache: 'no-store', credentials: record.withCredentials ? 'include' : 'same-origin', redirect: 'follow', mode: 'cors', signal: c.abort.signal };
   if (body != null) init.body = body;
-  return init;
+  return (c.init = init);
 }
 
 /**
@@ -168,6 +231,11 @@ function opened(c, r, href) {
     return true;
   }
   discard(r);
+  const never = neverOpens(href);
+  if (never) {
+    inputWith(c.record, failure(status, never), I_UNUSABLE);
+    return false;
+  }
   const why = status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
   inputWith(c.record, failure(status, why), I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
   return false;

@@ -176,6 +176,7 @@ impl Shared {
             #[cfg(feature = "fetch")]
             Code::Url => return self.url_ready(),
             Code::Close => Input::Close,
+            Code::Unusable => Input::Unusable,
             Code::Watchdog => {
                 let (spent, active) = {
                     let mut core = self.get_mut();
@@ -326,6 +327,7 @@ impl Shared {
                 self.notify(Note::Retry, attempt, delay_ms)
             }
             Command::GaveUp { attempts } => self.notify(Note::GiveUp, attempts, 0),
+            Command::StallsRecur { stalls } => self.notify(Note::StallsRecur, stalls, 0),
             Command::ResumeIdDropped { encoded_len } => self.notify(
                 Note::IdDropped,
                 encoded_len,
@@ -526,6 +528,7 @@ fn is_stale_news(command: &Command) -> bool {
         Command::ReportError | Command::Connected { .. } => true,
         Command::RetryScheduled { .. } | Command::GaveUp { .. } => true,
         Command::ResumeIdDropped { .. } | Command::Unauthorized { .. } => true,
+        Command::StallsRecur { .. } => true,
         _ => false,
     }
 }

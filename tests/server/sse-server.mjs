@@ -11,6 +11,11 @@
 //                                                          (maxOpen), requests not finished (inflight)
 //   GET /outage?ms=N                                       stop accepting connections for N ms (real refusals)
 //   GET /refused                                           { url }: a URL on loopback that refuses connections
+//   GET /strict                                            { origin }: a second origin (another port) that
+//                                                          answers /sse as this one does, but whose CORS
+//                                                          allows only what EventSource sends (its
+//                                                          preflight allows no header; each is logged in
+//                                                          the client's preflights)
 //   GET /figure?name=...&value=...                         tests report measured figures; printed at the end
 //
 // Steps (modifiers joined with '+', e.g. retry:100+events:2):
@@ -43,6 +48,9 @@
 //                                          across two, multi-line data, then end (the fetch transport)
 //   big:N                                  one event whose data is N characters, then end
 //   comments:MS                            only comment lines (': beat') every MS, no events
+//   quiet:N:MS                             N numbered events, then only comment lines every MS
+//   textid[:ID]                            one event whose id is outside ISO-8859-1 (U+2026 U+1F600), or
+//                                          ID percent-decoded, then end
 //   chaos                                  one of: 503, a drop, a stall killed after 200 ms, or a
 //                                          random run of 50-600 events cut mid-stream (seeded per client)
 //
@@ -94,7 +102,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
 
   const client = (name) => {
     if (!clients.has(name)) {
-      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, inflight: 0, nextId: 1, rng: random(1), chaos: { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 }, received: [], closes: [] });
+      clients.set(name, { steps: [], then: 'stream', log: [], open: 0, maxOpen: 0, inflight: 0, nextId: 1, rng: random(1), chaos: { kills: 0, refusals: 0, stalls: 0, drops: 0, sent: 0 }, received: [], closes: [], preflights: [] });
     }
     return clients.get(name);
   };
@@ -140,6 +148,9 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       t: performance.now(),
       url: req.url,
       lastEventIdHeader: headerId ?? null,
+      // The header's bytes as they came (Node reads a header value as Latin-1: one character a byte).
+      lastEventIdBytes: headerId === undefined ? null : [...Buffer.from(headerId, 'latin1')],
+      origin: req.headers.origin ?? null,
       step,
       method: req.method,
       auth: req.headers.authorization ?? null,
@@ -289,9 +300,22 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       res.end();
       return;
     }
+    if (kind === 'quiet') {
+      // N events, then only comment lines every MS: alive, as sse-starlette's or axum's keep-alive keeps it.
+      send(Number(arg));
+      const timer = setInterval(() => res.write(': ping\n\n'), Number(arg2));
+      res.on('close', () => clearInterval(timer));
+      return;
+    }
     if (kind === 'comments') {
       const timer = setInterval(() => res.write(': beat\n'), Number(arg));
       res.on('close', () => clearInterval(timer));
+      return;
+    }
+    if (kind === 'textid') {
+      // An id outside ISO-8859-1 (U+2026 and an astral character), or arg percent-decoded, then the end.
+      res.write(`id: ${arg ? decodeURIComponent(arg) : '\u2026\u{1F600}'}\ndata: one\n\n`);
+      res.end();
       return;
     }
     if (kind === 'bigid') {
@@ -323,6 +347,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
 
   function handle(req, res) {
     const url = new URL(req.url, 'http://127.0.0.1');
+    if (req.socket.localPort === strictPort) return handleStrict(req, res, url);
     if (req.method === 'OPTIONS') {
       res.shouldKeepAlive = false;
       // The headers asked for, by name: a wildcard does not cover Authorization (the Fetch standard).
@@ -336,6 +361,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
         return sse(req, res, url);
       case '/plan': {
         const c = client(url.searchParams.get('c') ?? 'default');
+        c.preflights = [];
         const steps = url.searchParams.get('steps');
         c.steps = steps ? steps.split(',') : [];
         c.then = url.searchParams.get('then') ?? 'stream';
@@ -350,8 +376,10 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       }
       case '/log': {
         const c = client(url.searchParams.get('c') ?? 'default');
-        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, inflight: c.inflight, now: performance.now(), chaos: c.chaos, received: c.received, closes: c.closes });
+        return json(req, res, { attempts: c.log, open: c.open, maxOpen: c.maxOpen, inflight: c.inflight, now: performance.now(), chaos: c.chaos, received: c.received, closes: c.closes, preflights: c.preflights });
       }
+      case '/strict':
+        return json(req, res, { origin: `http://${host}:${strictPort}` });
       case '/refused':
         return json(req, res, { url: `http://${host}:${refused}/closed` });
       case '/outage': {
@@ -397,7 +425,29 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     setTimeout(() => server.listen(port, host), ms);
   }
 
+  // A second origin (another port) whose CORS allows only what EventSource sends: simple GETs, from any
+  // origin, with credentials; its preflight names no header, so a request that needs one is refused.
+  // It answers /sse as the main server does (the same clients, plans and log); every preflight is logged.
+  function handleStrict(req, res, url) {
+    res.shouldKeepAlive = false;
+    if (req.method === 'OPTIONS') {
+      client(url.searchParams.get('c') ?? 'default').preflights.push({ url: req.url, headers: req.headers['access-control-request-headers'] ?? null });
+      res.writeHead(204, cors(req));
+      return res.end();
+    }
+    if (url.pathname === '/sse') return sse(req, res, url);
+    res.writeHead(404, cors(req));
+    res.end();
+  }
+
   server = http.createServer(handle);
+  const strict = http.createServer(handle);
+  let strictPort = 0;
+  strict.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  const strictListening = new Promise((r) => strict.listen(0, host, () => r((strictPort = strict.address().port))));
   const wss = new WebSocketServer({ noServer: true });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url, 'http://127.0.0.1');
@@ -449,6 +499,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
   return new Promise((resolve) => {
     server.listen(port, host, async () => {
       await closedPort;
+      await strictListening;
       const { port: actual } = server.address();
       resolve({
         url: `http://${host}:${actual}`,
@@ -456,6 +507,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
         close: () =>
           new Promise((done) => {
             for (const s of sockets) s.destroy();
+            strict.close();
             server.close(() => done());
           }),
       });
