@@ -42,7 +42,8 @@ function configure(record, o) {
     // when the page's script runs from a WebDriver eval: its globalThis is not the Window's).
     f = (url, init) => fetch(url, init);
   } else if (typeof f !== 'function') fail('option fetch must be a function');
-  record.fetchOptions = { headers, method, body, fetch: f };
+  // idUnsent: whether the client said once that this engine cannot send its id as a header.
+  record.fetchOptions = { headers, method, body, fetch: f, idUnsent: false };
 }
 
 /** Headers as a plain object: a Headers or a list of pairs as fetch reads them, an object copied. */
@@ -206,8 +207,8 @@ async function requestInit(c, href, inUrl) {
     if (value !== undefined) {
       headers['Last-Event-ID'] = value;
       c.crossHeader = cross;
-    } else if (!inUrl && !record.idUnsent) {
-      record.idUnsent = true;
+    } else if (!inUrl && !f.idUnsent) {
+      f.idUnsent = true;
       report(new RangeError(PREFIX + 'this engine cannot send the id ' + JSON.stringify(c.id) + ' (not ASCII) as a Last-Event-ID header; set lastEventIdParam. Reconnecting without it'));
     }
   }
