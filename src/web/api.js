@@ -99,7 +99,9 @@ function start(client, url, options, handlers) {
     startShared(record, values, share === true ? url : share);
   } else {
     askFirstUrl(record);
-    launch(record, values);
+    // A URL function may abort the signal: then nothing opens either.
+    if (signal?.aborted) abortedAtStart(record, values);
+    else launch(record, values);
   }
   follow(record, signal);
   // The first status, which the instance's own callbacks cannot hear yet: createManagedStream's can.

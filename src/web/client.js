@@ -165,9 +165,13 @@ export function close(record) {
  * The `signal` option: an abort is close(). Called once the client is started (a constructor that throws
  * leaves no listener on the signal); the listener goes when the record closes, whoever closes it.
  */
-export function follow(record, signal) {
+export function follow(record, signal, end = close) {
   if (!signal || record.state === CLOSED) return;
-  const abort = () => record.client.close();
+  // Aborted while the constructor ran (by a URL function, say): closed before the constructor returns.
+  if (signal.aborted) return end(record);
+  // The record, not the instance: an abort inside the constructor (from a status callback) finds no
+  // instance member ready yet.
+  const abort = () => end(record);
   signal.addEventListener('abort', abort);
   record.unfollow = () => signal.removeEventListener('abort', abort);
 }

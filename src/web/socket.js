@@ -65,8 +65,16 @@ function startSocket(client, url, options) {
     return record;
   }
   begin(record, values);
-  follow(record, signal);
+  follow(record, signal, closeSocket);
   return record;
+}
+
+/** close(code, reason) with arguments checked, and an abort of the `signal` option (no code). */
+function closeSocket(record, code, reason = '') {
+  if (record.state === CLOSED) return;
+  record.queue = [];
+  record.closing = record.connection ? { code, reason } : null;
+  close(record);
 }
 
 /** Called by Rust for every new socket: open and close go to the shell, messages and errors to the user. */
@@ -188,11 +196,7 @@ export class ManagedWebSocket {
     }
     reason = reason === undefined ? '' : `${reason}`;
     if (encoder.encode(reason).length > 123) throw new DOMException(`${PREFIX}close reason must be at most 123 bytes of UTF-8`, 'SyntaxError');
-    const record = this.#record;
-    if (record.state === CLOSED) return;
-    record.queue = [];
-    record.closing = record.connection ? { code, reason } : null;
-    close(record);
+    closeSocket(this.#record, code, reason);
   }
   /** The events of `types` ('message' by default) as an AsyncIterable; the loop owns the socket (iterate.js). */
   events(types, options) {

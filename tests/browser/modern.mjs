@@ -187,6 +187,44 @@ test('signal: aborted already, nothing opens: no request, no EventSource, no fet
   await nothingAt('pre-ws');
 });
 
+test('signal: aborted while the constructor runs (by the URL function, by onStatus): closed, nothing left open, no error', async () => {
+  const before = lib.reported.length;
+  // The URL function aborts: the constructor returns a closed client and no request leaves.
+  const a = counted();
+  const [es, counts] = started(() => new ManagedEventSource(() => (a.ac.abort(), url('ctor-url')), { signal: a.signal }));
+  eq([es.status, es.readyState, a.listening(), counts.sources], ['closed', 2, 0, 0]);
+  await nothingAt('ctor-url');
+  // The same with createManagedStream and the fetch transport.
+  const b = counted();
+  const heard = [];
+  const stop = createManagedStream(() => (b.ac.abort(), url('ctor-stream')), { onStatus: (s) => heard.push(s), onMessage: () => heard.push('message') }, { signal: b.signal });
+  eq([heard, b.listening()], [['closed'], 0]);
+  stop();
+  await nothingAt('ctor-stream');
+  const f = counted();
+  const es2 = new viaFetch.ManagedEventSource(() => (f.ac.abort(), url('ctor-fetch')), { transport: 'fetch', signal: f.signal });
+  eq([es2.status, f.listening()], ['closed', 0]);
+  await nothingAt('ctor-fetch');
+  // onStatus('connecting'), told inside createManagedStream's constructor, aborts.
+  await plan('ctor-status', '', 'stream');
+  const c = counted();
+  const told = [];
+  const stop2 = createManagedStream(url('ctor-status'), { onStatus: (s) => (told.push(s), s === 'connecting' && c.ac.abort()), onMessage: () => told.push('message') }, { signal: c.signal });
+  await sleep(300);
+  eq([told, c.listening()], [['connecting', 'closed'], 0]);
+  stop2();
+  await closedAt('ctor-status');
+  // ManagedWebSocket whose URL function aborts: closed before the constructor returns.
+  await plan('ctor-ws', '', 'stream');
+  const w = counted();
+  const ws = new ManagedWebSocket(() => (w.ac.abort(), wsUrl('ctor-ws')), { signal: w.signal });
+  // The socket was made by the constructor's start: CLOSING, as a WebSocket closed while connecting is.
+  eq([ws.status, w.listening()], ['closed', 0]);
+  ok(await until(3000, () => ws.readyState === 3), `readyState ${ws.readyState}`);
+  eq((await log('ctor-ws')).open, 0, 'nothing open at the server');
+  eq(lib.reported.slice(before).map(String), [], 'nothing reported');
+});
+
 test('signal: bad options still throw with an aborted signal, and a value that is not an AbortSignal is a TypeError naming it', async () => {
   const ac = new AbortController();
   ac.abort();
