@@ -11,11 +11,12 @@
 //   makes the next, and the injector's destruction, or close(), runs the same cleanup;
 // - a callback writes the signals only while its client is the current one, so an event of a replaced
 //   client never reaches the new state (the package delivers nothing after close(); this holds even so);
-// - the URL function runs in the effect, tracked, so a signal it reads opens a new connection on change;
+// - the URL function runs in a computed the effect reads, so a signal it reads opens a new connection when
+//   the URL's text changes;
 //   everything else (parse, the callbacks) runs untracked.
 
 import { ManagedEventSource } from 'managed-eventsource';
-import { Injector, assertInInjectionContext, effect, inject, signal, untracked } from '@angular/core';
+import { Injector, assertInInjectionContext, computed, effect, inject, signal, untracked } from '@angular/core';
 
 /** Seed 003's backoff object, in the package's option names. */
 function ladderOptions(reconnect) {
@@ -32,7 +33,10 @@ export function sseResource(url, options = {}) {
   if (!given) assertInInjectionContext(sseResource);
   const injector = given ?? inject(Injector);
   const clientOptions = { ...passed, ...(reconnect === undefined ? {} : ladderOptions(reconnect)) };
-  const read = typeof url === 'function' ? url : () => url;
+  // The URL, changed only when its text does: a signal the URL function reads may change and give the same
+  // URL, which keeps the connection.
+  const text = (u) => (u == null ? null : `${u}`);
+  const read = typeof url === 'function' ? computed(url, { equal: (a, b) => text(a) === text(b) }) : () => url;
 
   const value = signal(undefined);
   const status = signal('connecting');

@@ -9,6 +9,10 @@
 
 import { ManagedEventSource } from 'managed-eventsource';
 
+/** What tells one URL from another: null for none, a URL function itself, else the URL's text (so that a
+ * new string or URL object with the same text is the same URL, and does not reconnect). */
+export const keyOf = (url) => (url == null ? null : typeof url === 'function' ? url : `${url}`);
+
 /** The state of a binding that has no connection (a null URL, or not yet started). */
 export const idle = (status) => ({ status, lastEvent: null, error: null, attempt: 0 });
 

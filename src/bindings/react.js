@@ -10,13 +10,12 @@
 //   reconnects.
 
 import { useEffect, useState, useSyncExternalStore } from 'react';
-import { connect, idle } from './connect.js';
+import { connect, idle, keyOf } from './connect.js';
 
 const CLOSED = idle('closed');
 const CONNECTING = idle('connecting');
 
 /** What a URL is compared by: its text (a string or URL), or the function itself. */
-const keyOf = (url) => (url == null ? null : typeof url === 'function' ? url : `${url}`);
 
 /** One hook's connection, and the store that useSyncExternalStore reads. */
 function makeOwner() {

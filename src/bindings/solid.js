@@ -1,12 +1,12 @@
 // managed-eventsource/solid: createManagedEventSource, a primitive whose state is signals, cleaned up with
 // the reactive owner that created it (a component, createRoot). solid-js is an optional peer dependency.
 //
-// What must stay true: the URL (a string or an accessor) is tracked by one effect; a change runs its
+// What must stay true: the URL (a string or an accessor) is tracked by one effect; a change of its text runs its
 // cleanup, which closes the old connection, before the new one opens, and the signals are reset in between,
 // so no event of the old one reaches them. Options are read when a connection opens.
 
-import { batch, createEffect, createSignal, onCleanup, untrack } from 'solid-js';
-import { connect, idle } from './connect.js';
+import { batch, createEffect, createMemo, createSignal, onCleanup, untrack } from 'solid-js';
+import { connect, idle, keyOf } from './connect.js';
 
 /** The state of a managed stream for `url` (no connection while it is null or undefined) as accessors. */
 export function createManagedEventSource(url, options) {
@@ -22,8 +22,10 @@ export function createManagedEventSource(url, options) {
       setError(() => state.error);
       setAttempt(state.attempt);
     });
+  // The URL, changed only when its text does (a new object with the same URL keeps the connection).
+  const current = createMemo(() => (typeof url === 'function' ? url() : url), undefined, { equals: (a, b) => keyOf(a) === keyOf(b) });
   createEffect(() => {
-    const next = typeof url === 'function' ? url() : url;
+    const next = current();
     untrack(() => {
       show(idle('closed'));
       if (next != null) connection = connect(next, options, show);

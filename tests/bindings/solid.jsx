@@ -37,3 +37,21 @@ test('solid: cleaned up with its owner (createRoot); a plain string URL', async 
   ok(await until(3000, async () => (await log(c)).open === 0), 'the server sees the stream closed with the root');
   eq(history.map((h) => h[0]), ['new', 'close']);
 });
+
+test('solid: an accessor whose signal changes but whose URL text does not keeps its connection', async () => {
+  const c = 'solid-same-text';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const { feed, setRoom, dispose } = createRoot((dispose) => {
+    const [room, setRoom] = createSignal({ id: c });
+    return { feed: createManagedEventSource(() => url(room().id), { client: Counted }), setRoom, dispose };
+  });
+  ok(await until(3000, () => feed.status() === 'open'), feed.status());
+  setRoom({ id: c }); // a new object: the accessor runs again and gives the same URL
+  setRoom({ id: c });
+  ok(await until(3000, () => feed.lastEvent()?.data === 'event 4'), 'events go on');
+  eq((await log(c)).attempts.length, 1, 'one request');
+  dispose();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  eq(history.map((h) => h[0]), ['new', 'close']);
+});

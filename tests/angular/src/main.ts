@@ -285,6 +285,25 @@ async function main() {
     injector.destroy();
   });
 
+  test('a signal the URL reads changes but the URL does not (a new object; B then A in one tick): one connection', async () => {
+    const c = 'ng-same-url';
+    await plan(c, '');
+    await plan('ng-same-url-b', '');
+    const injector = createEnvironmentInjector([], environment);
+    const room = signal({ id: c });
+    const feed = sseResource(() => sse(room().id), { injector, parse: String });
+    ok(await until(5000, () => feed.status() === 'open'), `status ${feed.status()}`);
+    room.set({ id: c });
+    room.set({ id: 'ng-same-url-b' });
+    room.set({ id: c });
+    const value = feed.value();
+    ok(await until(5000, () => feed.value() !== value), 'events go on');
+    eq((await log(c)).attempts.length, 1, 'attempts');
+    eq((await log('ng-same-url-b')).attempts.length, 0, 'attempts of B');
+    injector.destroy();
+    ok(await until(5000, async () => (await log(c)).open === 0), 'still open at the server');
+  });
+
   test('options pass through: the fetch transport with headers, and share', async () => {
     const c = 'ng-fetch';
     await plan(c, '');
