@@ -40,11 +40,16 @@ const put = (k, us) => (out[k] ??= []).push(us);
 const datas = Array.from({ length: n }, (_, i) => '{"n":' + i + ',"v":"' + ((i * 7919) % 100000) + '"}');
 const ids = Array.from({ length: n }, (_, i) => String(i));
 const origin = location.origin;
+class Sub extends MessageEvent {}
 const alone = {
   'MessageEvent(type, { data, lastEventId, origin })': (i) => new MessageEvent('message', { data: datas[i], lastEventId: ids[i], origin }),
   'MessageEvent(type, { data, lastEventId })': (i) => new MessageEvent('message', { data: datas[i], lastEventId: ids[i] }),
   'MessageEvent(type, { data, origin })': (i) => new MessageEvent('message', { data: datas[i], origin }),
   'MessageEvent(type, { data })': (i) => new MessageEvent('message', { data: datas[i] }),
+  // Two ways to give an event a prototype of the client's (events.js's swap): a subclass made once, or
+  // setPrototypeOf on each event.
+  'a subclass of MessageEvent(type, { data, lastEventId, origin })': (i) => new Sub('message', { data: datas[i], lastEventId: ids[i], origin }),
+  'MessageEvent(type, { data, lastEventId, origin }), then setPrototypeOf': (i) => Object.setPrototypeOf(new MessageEvent('message', { data: datas[i], lastEventId: ids[i], origin }), Sub.prototype),
   'Event(type)': () => new Event('message'),
   'a plain object { data, lastEventId, origin }': (i) => ({ data: datas[i], lastEventId: ids[i], origin }),
 };
