@@ -250,13 +250,24 @@ async function buildBindings() {
         process.exit(1);
       }
     }
-    const types = readFileSync(join(root, 'src', 'bindings', `${name}.d.ts`), 'utf8');
-    const local = (ext) => types.replaceAll("from 'managed-eventsource'", `from './index.${ext}'`).replaceAll("from 'managed-eventsource/fetch'", `from './fetch.${ext}'`);
-    writeFileSync(join(pkg, `${name}.d.ts`), local('js'));
-    if (!esmOnly) writeFileSync(join(pkg, `${name}.d.cts`), local('cjs'));
+    bindingTypes(name, esmOnly);
     const b = readFileSync(join(pkg, `${name}.js`));
     say(`pkg/${name}.js: ${b.length} bytes, gzip ${gz(b)}`);
   }
+  bindingTypes('bindings'); // the types the bindings share (src/bindings/bindings.d.ts)
+}
+
+/** src/bindings/<name>.d.ts as pkg/<name>.d.ts and .d.cts, its imports of the package (and of the shared
+ * bindings.d.ts) made local to the format. */
+function bindingTypes(name, esmOnly = false) {
+  const types = readFileSync(join(root, 'src', 'bindings', `${name}.d.ts`), 'utf8');
+  const local = (ext) =>
+    types
+      .replaceAll("from 'managed-eventsource'", `from './index.${ext}'`)
+      .replaceAll("from 'managed-eventsource/fetch'", `from './fetch.${ext}'`)
+      .replaceAll("from './bindings.js'", `from './bindings.${ext}'`);
+  writeFileSync(join(pkg, `${name}.d.ts`), local('js'));
+  if (!esmOnly) writeFileSync(join(pkg, `${name}.d.cts`), local('cjs'));
 }
 
 /** Types, licences, README and package.json. */
@@ -326,7 +337,7 @@ function buildManifest() {
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     sideEffects: false,

@@ -1,43 +1,9 @@
 // Types of managed-eventsource/solid (src/bindings/solid.js).
 import type { Accessor } from 'solid-js';
-import type { ManagedEventSource, Status } from 'managed-eventsource';
-import type { FetchOptions } from 'managed-eventsource/fetch';
+import type { Status } from 'managed-eventsource';
+import type { BindingOptions, StreamControls } from './bindings.js';
 
-/** The class a binding constructs: the main entry's ManagedEventSource (the default) or another entry's, e.g.
- * managed-eventsource/fetch's for `transport: 'fetch'`. */
-export type ClientClass = new (url: string | URL | (() => string | URL), options?: FetchOptions) => ManagedEventSource;
-
-/** The client's options, passed to its constructor as given, and the binding's own two. Read when a
- * connection opens (on mount and on each URL change): a new options object alone never reconnects. */
-export interface BindingOptions extends FetchOptions {
-  /** The class to construct. Default: ManagedEventSource of managed-eventsource. */
-  client?: ClientClass;
-  /** Named events to follow besides `message`: each one becomes `lastEvent`. */
-  events?: readonly string[];
-  /** Called with every event that becomes `lastEvent`, of the current connection only: for code that must
-   * see each one (a render shows the last of those that arrived since the one before). */
-  onMessage?: (ev: MessageEvent<string>) => void;
-}
-
-/** A stream's state as the binding shows it. */
-export interface StreamState {
-  /** The client's status; `'closed'` while there is no URL. */
-  status: Status;
-  /** The last `message` (or named event of `events`) of the current connection; null before the first. */
-  lastEvent: MessageEvent<string> | null;
-  /** The last `error` event since the stream was last open; null while open. */
-  error: Event | null;
-  /** Reconnect attempts in a row so far; 0 while open. */
-  attempt: number;
-}
-
-/** What a binding does to its current client. */
-export interface StreamControls {
-  /** Resets the ladder and connects at once, also after status `'failed'`. */
-  reconnectNow(): void;
-  /** Closes the current connection (status `'closed'`) until the URL changes. */
-  close(): void;
-}
+export type { BindingOptions, ClientClass, StreamControls, StreamState } from './bindings.js';
 
 /** The state as accessors (signals). */
 export interface StreamSignals extends StreamControls {

@@ -128,7 +128,7 @@ after(async () => {
 
 test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
-    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
+    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'bindings.d.cts', 'bindings.d.ts', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
     'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
