@@ -54,20 +54,32 @@ test('in Node, for await and an AbortSignal: break and abort close the stream, a
     ids.push(ev.lastEventId);
     if (ids.length === 3) break;
   }
+  assert.deepEqual(ids, ['1', '2', '3']);
+  // A client of its own at the server (the first may have been sent more than it read before it closed).
+  await fetch(`${server.url}/plan?c=node-iter-abort&steps=&then=stream`);
   const ac = new AbortController();
-  const es2 = new lib.ManagedEventSource(`${server.url}/sse?c=node-iter`, { signal: ac.signal });
+  const es2 = new lib.ManagedEventSource(`${server.url}/sse?c=node-iter-abort`, { signal: ac.signal });
+  let arrived = 0, arrivedAtAbort = -1;
+  es2.addEventListener('message', () => arrived++);
+  const ids2 = [];
   for await (const ev of es2) {
-    ids.push(ev.lastEventId);
-    if (ids.length === 5) ac.abort();
+    ids2.push(ev.lastEventId);
+    if (ids2.length === 2) {
+      arrivedAtAbort = arrived;
+      ac.abort();
+    }
   }
-  assert.deepEqual(ids, ['1', '2', '3', '4', '5']);
+  // What had arrived by the abort, and nothing after it.
+  assert.deepEqual(ids2, Array.from({ length: arrivedAtAbort }, (_, i) => `${i + 1}`));
   assert.deepEqual([es.status, es2.status], ['closed', 'closed']);
-  let open = -1;
-  for (let i = 0; i < 300 && open !== 0; i++) {
-    open = (await (await fetch(`${server.url}/log?c=node-iter`)).json()).open;
-    if (open !== 0) await new Promise((r) => setTimeout(r, 10));
+  for (const c of ['node-iter', 'node-iter-abort']) {
+    let open = -1;
+    for (let i = 0; i < 300 && open !== 0; i++) {
+      open = (await (await fetch(`${server.url}/log?c=${c}`)).json()).open;
+      if (open !== 0) await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(open, 0, `the server holds nothing open for ${c}`);
   }
-  assert.equal(open, 0, 'the server holds nothing open');
   // A child process that iterates and aborts exits by itself: no port or timer of ours is left open.
   // (Not spawnSync: the server answering it runs in this process.)
   const { execFile } = await import('node:child_process');
