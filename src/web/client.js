@@ -250,10 +250,8 @@ export const notify = guard(function notify(record, what, a, b) {
   } else if (what === N_ID_DROPPED) {
     report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
   } else if (what === N_FLUSH) record.transport.flush(record);
-  else if (what === N_STALLS_RECUR) console.warn(PREFIX + stallsRecur(record, a));
+  else if (what === N_STALLS_RECUR) {
+    // Told once a client: `a` stalls in a row of connections that had delivered events.
+    console.warn(`${PREFIX}stallTimeoutMs ended ${a} connections in a row that had delivered events; ${record.transport.stallAdvice}`);
+  }
 });
-
-/** The warning for `stalls` stalls in a row of connections that had delivered events (told once a client). */
-const stallsRecur = (record, stalls) =>
-  `stallTimeoutMs ended ${stalls} connections in a row that had delivered events; ` +
-  (record.transport.kind === 2 ? 'raise it' : "an EventSource cannot see comment lines (': ping'): set heartbeatEvent to a named event the server sends, raise stallTimeoutMs, or use transport: 'fetch'");

@@ -6,8 +6,9 @@
 // boundary.js.
 //
 // Every transport (this one, fetch.js's, socket.js's) gives client.js the same members: `kind` (the shell's
-// transport number), `configure(record, options)`, `resolve(url)`, `relay(connection, type)`, `failed(record)`
-// and `flush(record)`; fetch.js's also `waitForUrl` (a URL function's Promise).
+// transport number), `configure(record, options)`, `resolve(url)`, `relay(connection, type)`, `failed(record)`,
+// `flush(record)` and `stallAdvice` (what the warning of recurring stalls advises); fetch.js's also
+// `waitForUrl` (a URL function's Promise).
 
 import { I_OPENED, I_FAILED, I_UNUSABLE } from './boundary.js';
 import { arrived, connectionOf, inputWith } from './connection.js';
@@ -38,6 +39,7 @@ function listen(connection, type, f) {
 /** The transport, as client.js drives it. */
 export const eventSourceTransport = {
   kind: 0,
+  stallAdvice: "an EventSource cannot see comment lines (': ping'): set heartbeatEvent to a named event the server sends, raise stallTimeoutMs, or use transport: 'fetch'",
   /** Its own options: none. */
   configure() {},
   /** The URL as EventSource parses it: a SyntaxError where it does not. */

@@ -95,6 +95,7 @@ function target(record, u, id) {
 /** The transport, as client.js drives it (see eventsource.js for the members every transport has). */
 export const fetchTransport = {
   kind: 2,
+  stallAdvice: 'raise it',
   configure,
   resolve,
   /** Every type is relayed already: the parser hands over every event. */

@@ -20,6 +20,7 @@ import { readOptions, signalOf } from './options.js';
 /** The transport, as client.js drives it (see eventsource.js for the members every transport has). */
 const socketTransport = {
   kind: 1,
+  stallAdvice: 'raise it',
   configure(record, o) {
     record.queue = []; // messages sent while disconnected, in order
     record.queueMax = o.queue?.max;

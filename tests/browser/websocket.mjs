@@ -115,6 +115,26 @@ test('stallTimeoutMs: a socket that goes silent is treated as dropped; one that 
   ws.close();
 });
 
+test('stallTimeoutMs: a socket that keeps stalling after it delivered messages is warned about once, with advice for a socket', async () => {
+  const warned = [];
+  const warn = console.warn;
+  console.warn = (...a) => warned.push(a.join(' '));
+  try {
+    // 'echo' on every connection: the one message each open sends comes back, then silence.
+    await plan('ws-stalls', '', 'echo');
+    const ws = new ManagedWebSocket(wsUrl('ws-stalls'), { ...fast, stallTimeoutMs: 300 });
+    ws.onopen = () => ws.send('hello');
+    let opens = 0;
+    ws.addEventListener('open', () => opens++);
+    ok(await until(10000, () => opens >= 4), `${opens} opens`);
+    ws.close();
+    eq(warned.length, 1, `warned once: ${JSON.stringify(warned)}`);
+    ok(/stallTimeoutMs ended 2 connections in a row that had delivered events; raise it$/.test(warned[0]), warned[0]);
+  } finally {
+    console.warn = warn;
+  }
+});
+
 test('a refused upgrade takes the ladder, and maxAttempts ends in failed', async () => {
   await plan('ws-refuse', '', 'refuse');
   const ws = new ManagedWebSocket(wsUrl('ws-refuse'), { ...fast, maxAttempts: 2 });
