@@ -38,7 +38,7 @@ export function startShared(record, values, key) {
     note: (what, a, b) => {
       // A leader that closes hands the connection over: the others are not told it closed.
       if (share.leader && !(what === N_STATUS && a === S_CLOSED)) {
-        share.channel.postMessage({ kind: 'note', what, a, b, state: what === N_STATUS ? [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q)) : undefined });
+        share.channel.postMessage({ kind: 'note', what, a, b, state: what === N_STATUS ? shellState(record) : undefined });
       }
     },
     retryNow: () => share.channel.postMessage({ kind: 'retryNow' }),
@@ -59,11 +59,17 @@ export function startShared(record, values, key) {
     if (share.leader) fromFollower(record, m.data);
     else fromLeader(record, m.data);
   };
-  share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()] });
+  hello(record);
   navigator.locks
     .request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))
     .catch(() => {}); // aborted: closed before it led
 }
+
+/** What a leader tells the followers of its shell: its status, readyState and attempt. */
+const shellState = (record) => [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q));
+
+/** Tells the other clients the event types this one listens to (and a leader, that it has joined). */
+const hello = (record) => record.share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()] });
 
 /** This client got the lock: it holds the connection now, once the module is instantiated. */
 function lead(record, values, release) {
@@ -92,7 +98,7 @@ function fromFollower(record, m) {
   if (m.kind === 'hello' || m.kind === 'types') {
     if (record.connection) for (const type of m.types) record.transport.relay(record.connection, type);
     if (m.kind === 'hello' && record.shell) {
-      record.share.channel.postMessage({ kind: 'state', state: [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q)), id: lastEventIdOf(record) });
+      record.share.channel.postMessage({ kind: 'state', state: shellState(record), id: lastEventIdOf(record) });
     }
   } else if (m.kind === 'retryNow' && record.shell) record.shell.input(I_RETRY_NOW);
 }
@@ -101,7 +107,7 @@ function fromFollower(record, m) {
 function fromLeader(record, m) {
   if (record.state !== FOLLOWING) return;
   if (m.kind === 'leading') {
-    record.share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()] });
+    hello(record);
   } else if (m.kind === 'event') {
     if (m.id !== '') record.lastEventId = m.id;
     const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
