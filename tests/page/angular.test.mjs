@@ -14,8 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { launch } from './browser.mjs';
-import { firefox, haveFirefox, haveWebKit, webkit } from './webdriver.mjs';
+import { RESULT_ENGINES, reportResults } from './browser.mjs';
 import { startServer } from '../server/sse-server.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -98,56 +97,13 @@ test('managed-eventsource/angular is at most 1 kB gzip on top of the entry it us
   assert.ok(size <= 1024, `${size} bytes`);
 });
 
-/** How to open a page and read window.__results, per engine; `missing` says why an engine is skipped. */
-const ENGINES = {
-  Chromium: {
-    async start() {
-      const browser = await launch();
-      return {
-        async results(url) {
-          const page = await browser.newPage();
-          const errors = [];
-          page.on('pageerror', (e) => errors.push(e.message));
-          await page.goto(url);
-          await page.waitForFunction(() => window.__results, null, { timeout: TIMEOUT, polling: 250 });
-          const results = await page.evaluate(() => window.__results);
-          await page.close();
-          return { ...results, errors };
-        },
-        close: () => browser.close(),
-      };
-    },
-  },
-  Firefox: { missing: () => !haveFirefox() && 'firefox and geckodriver not found', start: () => driven(firefox) },
-  WebKit: { missing: () => !haveWebKit() && 'WebKitWebDriver, MiniBrowser or Xvfb not found', start: () => driven(webkit) },
-};
-
-async function driven(open) {
-  const d = await open();
-  return {
-    async results(url) {
-      await d.goto(url);
-      await d.waitFor('return !!window.__results', TIMEOUT);
-      return d.run('return window.__results');
-    },
-    close: () => d.close(),
-  };
-}
-
-for (const [engine, e] of Object.entries(ENGINES)) {
+for (const [engine, e] of Object.entries(RESULT_ENGINES)) {
   const only = process.env.ENGINE;
   const off = (only && only !== engine && `ENGINE=${only}`) || e.missing?.() || false;
   test(`the Angular test application in ${engine}`, { skip: off, timeout: TIMEOUT }, async (t) => {
     const browser = await e.start();
     try {
-      const page = await browser.results(`${server.url}/angular/index.html`);
-      for (const f of page.figures) console.log(`[figure] Angular in ${engine}: ${f.name} = ${f.value}`);
-      for (const r of page.results) {
-        await t.test(r.name, () => {
-          if (!r.ok) assert.fail(r.error);
-        });
-      }
-      assert.ok(page.results.length > 0, 'the application ran no test');
+      await reportResults(t, await browser.results(`${server.url}/angular/index.html`), `Angular in ${engine}`);
     } finally {
       await browser.close();
     }

@@ -1,6 +1,7 @@
 // Shared by the page tests: the system Chromium through playwright-core (Playwright cannot download its
 // own browser here), with the flags a closed network and a root user need.
 import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 import { execFileSync } from 'node:child_process';
 import { createReadStream, existsSync, mkdirSync } from 'node:fs';
@@ -116,4 +117,56 @@ export function inEachEngine(title, body) {
       }
     });
   }
+}
+
+/** How long a page of in-page tests may take to leave its results. */
+const RESULTS_TIMEOUT = 10 * 60 * 1000;
+
+/**
+ * Pages that run in-page tests and leave them in `window.__results` (tests/browser/lib.mjs's runner, the
+ * Angular test application), per engine: `missing()` says why an engine is skipped; `start()` opens the
+ * browser, whose `results(url)` loads a page and returns what it left.
+ */
+export const RESULT_ENGINES = {
+  Chromium: {
+    async start() {
+      const browser = await launch();
+      return {
+        async results(url) {
+          const page = await browser.newPage();
+          await page.goto(url);
+          await page.waitForFunction(() => window.__results, null, { timeout: RESULTS_TIMEOUT, polling: 250 });
+          const results = await page.evaluate(() => window.__results);
+          await page.close();
+          return results;
+        },
+        close: () => browser.close(),
+      };
+    },
+  },
+  Firefox: { missing: () => !haveFirefox() && 'firefox and geckodriver not found', start: () => driven(firefox) },
+  WebKit: { missing: () => !haveWebKit() && 'WebKitWebDriver, MiniBrowser or Xvfb not found (apt-get install webkit2gtk-driver xvfb)', start: () => driven(webkit) },
+};
+
+async function driven(open) {
+  const d = await open();
+  return {
+    async results(url) {
+      await d.goto(url);
+      await d.waitFor('return !!window.__results', RESULTS_TIMEOUT);
+      return d.run('return window.__results');
+    },
+    close: () => d.close(),
+  };
+}
+
+/** Reports a page's results (`RESULT_ENGINES`) as subtests of `t`, and prints its figures under `label`. */
+export async function reportResults(t, out, label) {
+  for (const f of out.figures) console.log(`[figure] ${label}: ${f.name} = ${f.value}`);
+  for (const r of out.results) {
+    await t.test(r.name, () => {
+      if (!r.ok) assert.fail(r.error);
+    });
+  }
+  assert.ok(out.results.length > 0, `${label}: the page ran no test`);
 }

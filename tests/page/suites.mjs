@@ -3,12 +3,10 @@
 // files (suites.*.test.mjs) can run at once without sharing a client name at the server. Every in-page test
 // is reported as a test of its own.
 import { test, before, after } from 'node:test';
-import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { launch } from './browser.mjs';
-import { firefox, haveFirefox, haveWebKit, webkit } from './webdriver.mjs';
+import { RESULT_ENGINES, reportResults } from './browser.mjs';
 import { startServer } from '../server/sse-server.mjs';
 import { SUITES as BINDING_SUITES, buildBindingSuites } from '../bindings/build.mjs';
 import { buildSync } from 'esbuild';
@@ -21,40 +19,6 @@ export const suites = readdirSync(join(here, '..', 'browser'))
   .filter((s) => !only || only.split(',').includes(s));
 
 const TIMEOUT = 10 * 60 * 1000;
-
-/** How to open a page and read its results, per engine; `missing` says why an engine is skipped. */
-const ENGINES = {
-  Chromium: {
-    async start() {
-      const browser = await launch();
-      return {
-        async results(url) {
-          const page = await browser.newPage();
-          await page.goto(url);
-          await page.waitForFunction(() => window.__results, null, { timeout: TIMEOUT, polling: 250 });
-          const results = await page.evaluate(() => window.__results);
-          await page.close();
-          return results;
-        },
-        close: () => browser.close(),
-      };
-    },
-  },
-  Firefox: { missing: () => !haveFirefox() && 'firefox and geckodriver not found', start: () => driven(firefox) },
-  WebKit: { missing: () => !haveWebKit() && 'WebKitWebDriver, MiniBrowser or Xvfb not found (apt-get install webkit2gtk-driver xvfb)', start: () => driven(webkit) },
-};
-
-async function driven(open) {
-  const d = await open();
-  return {
-    async results(url) {
-      await d.goto(url);
-      await d.waitFor('return !!window.__results', TIMEOUT);
-      return d.run('return window.__results');
-    },
-    close: () => d.close(),
-  };
-}
 
 /**
  * The libraries a suite imports from /vendor/, bundled by esbuild as an application's bundler would (with
@@ -76,7 +40,7 @@ function vendor() {
 
 /** Registers one test per suite in `engine`, each with a subtest per in-page test. */
 export function runSuites(engine) {
-  const e = ENGINES[engine];
+  const e = RESULT_ENGINES[engine];
   const skip = e.missing?.() || false;
   let server, browser;
   before(async () => {
@@ -93,14 +57,7 @@ export function runSuites(engine) {
   });
   for (const suite of suites) {
     test(`${suite} in ${engine}`, { skip, timeout: TIMEOUT }, async (t) => {
-      const out = await browser.results(`${server.url}/tests/browser/harness.html?suite=${suite}`);
-      for (const f of out.figures) console.log(`[figure] ${engine} ${suite}: ${f.name} = ${f.value}`);
-      for (const r of out.results) {
-        await t.test(r.name, () => {
-          if (!r.ok) assert.fail(r.error);
-        });
-      }
-      assert.ok(out.results.length > 0, 'the suite ran no test');
+      await reportResults(t, await browser.results(`${server.url}/tests/browser/harness.html?suite=${suite}`), `${engine} ${suite}`);
     });
   }
 }
