@@ -13,7 +13,7 @@
 import { ManagedEventSource } from '/pkg/fetch.js';
 import * as lib from './lib.mjs';
 
-const { test, until, sleep, ok, eq, reported, WEBKIT } = lib;
+const { test, until, sleep, ok, eq, reported, WEBKIT, withWarnings } = lib;
 const plan = (c, ...a) => lib.plan(`dfetch-${c}`, ...a);
 const log = (c) => lib.log(`dfetch-${c}`);
 const url = (c, extra) => lib.url(`dfetch-${c}`, extra);
@@ -196,10 +196,7 @@ test('event.isTrusted: false for every event of the fetch transport (only the br
 });
 
 test('the stall watchdog counts comment lines: a server that keeps alive with comments does not stall, and nothing is warned', async () => {
-  const warned = [];
-  const warn = console.warn;
-  console.warn = (...a) => warned.push(a.join(' '));
-  try {
+  await withWarnings(async (warned) => {
     await plan('quiet', '', 'quiet:1:50');
     // Comments every 50 ms; a second with no byte at all would be a stall (a margin for a busy machine).
     const ours = new ManagedEventSource(url('quiet'), { ...F, stallTimeoutMs: 1000 });
@@ -209,7 +206,5 @@ test('the stall watchdog counts comment lines: a server that keeps alive with co
     await sleep(3000);
     ours.close();
     eq([errors, warned], [0, []]);
-  } finally {
-    console.warn = warn;
-  }
+  });
 });

@@ -12,7 +12,7 @@
 import { ManagedEventSource } from '/pkg/index.js';
 import * as lib from './lib.mjs';
 
-const { test, until, sleep, ok, eq } = lib;
+const { test, until, sleep, ok, eq, withWarnings } = lib;
 const plan = (c, ...a) => lib.plan(`diff-${c}`, ...a);
 const log = (c) => lib.log(`diff-${c}`);
 const url = (c, extra) => lib.url(`diff-${c}`, extra);
@@ -219,10 +219,7 @@ test('a URL function that later returns a URL that can never be fetched: failed 
 });
 
 test("stallTimeoutMs without heartbeatEvent against a server that keeps alive with comments: the recurring stall is said once, naming heartbeatEvent", async () => {
-  const warned = [];
-  const warn = console.warn;
-  console.warn = (...a) => warned.push(a.join(' '));
-  try {
+  await withWarnings(async (warned) => {
     await plan('stalls', '', 'quiet:1:50');
     const ours = new ManagedEventSource(url('stalls'), { jitter: 'none', baseMs: 20, stallTimeoutMs: 200 });
     let errors = 0;
@@ -239,7 +236,5 @@ test("stallTimeoutMs without heartbeatEvent against a server that keeps alive wi
     ok(await until(5000, () => deadErrors >= 3));
     dead.close();
     eq(warned.length, 1, 'nothing more');
-  } finally {
-    console.warn = warn;
-  }
+  });
 });

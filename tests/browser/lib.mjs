@@ -162,3 +162,15 @@ export async function run(suite) {
 
 /** Whether this page runs in WebKit (Safari, WebKitGTK), for the few places the engines differ. */
 export const WEBKIT = /AppleWebKit/.test(navigator.userAgent) && !/Chrome|Firefox/.test(navigator.userAgent);
+
+/** Runs `f(warned)` with console.warn collected into `warned` (its arguments joined by spaces), then restores it. */
+export async function withWarnings(f) {
+  const warned = [];
+  const warn = console.warn;
+  console.warn = (...a) => warned.push(a.join(' '));
+  try {
+    await f(warned);
+  } finally {
+    console.warn = warn;
+  }
+}

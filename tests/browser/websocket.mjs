@@ -1,7 +1,7 @@
 // Issue 13: ManagedWebSocket, the same ladder and machine over a WebSocket (seed 002), against a real
 // WebSocket server (the `ws` package) on the test server's port.
 import { ManagedWebSocket } from '/pkg/websocket.js';
-import { test, figure, until, sleep, ok, eq, throws, plan, log, WEBKIT } from './lib.mjs';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, WEBKIT, withWarnings } from './lib.mjs';
 
 const wsUrl = (c) => `${location.origin.replace(/^http/, 'ws')}/ws?c=${encodeURIComponent(c)}`;
 /** WebKit hands the page a server's clean close with 1012 as an unclean 1006 (measured in WebKitGTK 2.50). */
@@ -116,10 +116,7 @@ test('stallTimeoutMs: a socket that goes silent is treated as dropped; one that 
 });
 
 test('stallTimeoutMs: a socket that keeps stalling after it delivered messages is warned about once, with advice for a socket', async () => {
-  const warned = [];
-  const warn = console.warn;
-  console.warn = (...a) => warned.push(a.join(' '));
-  try {
+  await withWarnings(async (warned) => {
     // 'echo' on every connection: the one message each open sends comes back, then silence.
     await plan('ws-stalls', '', 'echo');
     const ws = new ManagedWebSocket(wsUrl('ws-stalls'), { ...fast, stallTimeoutMs: 300 });
@@ -130,9 +127,7 @@ test('stallTimeoutMs: a socket that keeps stalling after it delivered messages i
     ws.close();
     eq(warned.length, 1, `warned once: ${JSON.stringify(warned)}`);
     ok(/stallTimeoutMs ended 2 connections in a row that had delivered events; raise it$/.test(warned[0]), warned[0]);
-  } finally {
-    console.warn = warn;
-  }
+  });
 });
 
 test('a refused upgrade takes the ladder, and maxAttempts ends in failed', async () => {
