@@ -37,7 +37,7 @@ import { fileURLToPath } from 'node:url';
 import { engines, isolate, open } from './engines.mjs';
 import { writeSection } from './sections.mjs';
 import { WebSocketServer } from 'ws';
-import { buildSync } from 'esbuild';
+import { fetchPeers } from './fetch-peers.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => {
@@ -172,19 +172,6 @@ function shuffle(a) {
     [a[i], a[j]] = [a[j], a[i]];
   }
   return a;
-}
-
-/** The fetch-based peers, bundled for the browser (eventsource imports eventsource-parser by name). */
-let bundled;
-function fetchPeers() {
-  bundled ??= buildSync({
-    stdin: { contents: "export { fetchEventSource } from '@microsoft/fetch-event-source';\nexport { EventSource } from 'eventsource';\n", resolveDir: root },
-    bundle: true,
-    format: 'esm',
-    write: false,
-    logLevel: 'warning',
-  }).outputFiles[0].text;
-  return bundled;
 }
 
 const frames = new Map();
