@@ -15,8 +15,6 @@ import { connect, idle, keyOf } from './connect.js';
 const CLOSED = idle('closed');
 const CONNECTING = idle('connecting');
 
-/** What a URL is compared by: its text (a string or URL), or the function itself. */
-
 /** One hook's connection, and the store that useSyncExternalStore reads. */
 function makeOwner() {
   const listeners = new Set();

@@ -3,21 +3,27 @@
 // dependency.
 //
 // What must stay true: the first subscriber opens the connection and the last unsubscribe closes it. A URL
-// may be a store: each new value closes the old connection before the new one opens, and the state is reset
-// in between, so no event of the old one reaches it. Options are read when a connection opens.
+// may be a store: each value with new text closes the old connection before the new one opens, and the
+// state is reset in between, so no event of the old one reaches it. Options are read when a connection
+// opens.
 
 import { readable } from 'svelte/store';
-import { connect, idle } from './connect.js';
+import { connect, idle, keyOf } from './connect.js';
 
 /** A store of the state of a managed stream for `url` (a string, URL, URL function, or a store of one). */
 export function managedEventSource(url, options) {
   let connection = null;
+  /** What tells the URL the store shows from another (keyOf); undefined while nobody subscribes. */
+  let shown;
   const drop = () => {
     connection?.stop();
     connection = null;
   };
   const { subscribe } = readable(idle('closed'), (set) => {
     const open = (next) => {
+      // A URL store that tells a new object, or the same value again, with the same text keeps the connection.
+      if (keyOf(next) === shown) return;
+      shown = keyOf(next);
       drop();
       set(idle('closed'));
       if (next != null) connection = connect(next, options, set);
@@ -26,6 +32,7 @@ export function managedEventSource(url, options) {
     return () => {
       stopUrl?.();
       drop();
+      shown = undefined;
     };
   });
   return {

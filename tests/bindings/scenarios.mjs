@@ -7,7 +7,11 @@ import { counting, mountPoint, rendered } from './common.mjs';
 const text = (el) => el.querySelector('.feed')?.textContent ?? '';
 const clientOf = (u) => new URL(u).searchParams.get('c');
 
-export function scenarios(name, mount) {
+/**
+ * `sameText`: whether the binding itself sees each new URL value (false where the component makes a new
+ * store for each, as Svelte 4's reactive statement does: then what reconnects is the component's code).
+ */
+export function scenarios(name, mount, { sameText = true } = {}) {
   test(`${name}: mount opens one connection; unmount closes it and the server sees nothing open`, async () => {
     const c = `${name}-mount`;
     await plan(c, '', 'stream');
@@ -44,6 +48,24 @@ export function scenarios(name, mount) {
     eq((await log(to)).attempts.length, 1);
     await app.unmount();
     ok(await until(3000, async () => (await log(to)).open === 0));
+    el.remove();
+  });
+
+  if (sameText) test(`${name}: a new URL object, or a string, with the same text keeps the connection`, async () => {
+    const c = `${name}-same-text`;
+    await plan(c, '', 'stream');
+    const { Counted, history } = counting();
+    const el = mountPoint();
+    const app = await mount(el, new URL(url(c)), { client: Counted });
+    ok(await until(3000, () => /^open\|0\|message .*#event [2-9]/.test(text(el))), text(el));
+    const at = Number(/#event (\d+)/.exec(text(el))[1]);
+    await app.setUrl(new URL(url(c)));
+    await app.setUrl(url(c));
+    ok(await until(3000, () => Number(/#event (\d+)/.exec(text(el))?.[1]) > at + 1), `events go on: ${text(el)}`);
+    eq((await log(c)).attempts.length, 1, 'one request');
+    eq(history.map((h) => h[0]), ['new']);
+    await app.unmount();
+    ok(await until(3000, async () => (await log(c)).open === 0));
     el.remove();
   });
 
