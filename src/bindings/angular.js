@@ -12,11 +12,11 @@
 // - a callback writes the signals only while its client is the current one, so an event of a replaced
 //   client never reaches the new state (the package delivers nothing after close(); this holds even so);
 // - the URL function runs in a computed the effect reads, so a signal it reads opens a new connection when
-//   the URL's text changes;
-//   everything else (parse, the callbacks) runs untracked.
+//   the URL's text changes; everything else (parse, the callbacks) runs untracked.
 
 import { ManagedEventSource } from 'managed-eventsource';
 import { Injector, assertInInjectionContext, computed, effect, inject, signal, untracked } from '@angular/core';
+import { keyOf } from './connect.js';
 
 /** Seed 003's backoff object, in the package's option names. */
 function ladderOptions(reconnect) {
@@ -33,10 +33,9 @@ export function sseResource(url, options = {}) {
   if (!given) assertInInjectionContext(sseResource);
   const injector = given ?? inject(Injector);
   const clientOptions = { ...passed, ...(reconnect === undefined ? {} : ladderOptions(reconnect)) };
-  // The URL, changed only when its text does: a signal the URL function reads may change and give the same
-  // URL, which keeps the connection.
-  const text = (u) => (u == null ? null : `${u}`);
-  const read = typeof url === 'function' ? computed(url, { equal: (a, b) => text(a) === text(b) }) : () => url;
+  // The URL, changed only when its text does (keyOf): a signal the URL function reads may change and give
+  // the same URL, which keeps the connection.
+  const read = typeof url === 'function' ? computed(url, { equal: (a, b) => keyOf(a) === keyOf(b) }) : () => url;
 
   const value = signal(undefined);
   const status = signal('connecting');
