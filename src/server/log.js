@@ -24,6 +24,9 @@
 import { ENCODER, HEADERS, describe, eventName, finite, range, reject, rejectResponse, wait } from './common.js';
 
 const PREFIX = 'managed-eventsource/server';
+/** How long serve() waits, after ending the stream of a client that fell behind, for it to take in
+ * anything before it drops the connection. */
+const STALLED_MS = 30_000;
 
 // ---- ids ---------------------------------------------------------------------------------------------
 
@@ -215,6 +218,7 @@ export function createEventLog(options = {}) {
   const shareReads = options.shareReads ?? true;
   if (typeof shareReads !== 'boolean') throw new TypeError(`${PREFIX}: shareReads must be true or false, not ${describe(shareReads)}`);
   const maxReplay = range('maxReplay', options.maxReplay ?? 10_000, 1);
+  if (!Number.isInteger(maxReplay)) throw new RangeError(`${PREFIX}: maxReplay must be a whole number, not ${maxReplay}`);
   const reloadEvent = eventName('reloadEvent', options.reloadEvent ?? 'reload');
   const lastEventIdParam = options.lastEventIdParam === null ? null : eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
   const heartbeatMs = wait('heartbeatMs', options.heartbeatMs ?? 15_000);
@@ -223,7 +227,11 @@ export function createEventLog(options = {}) {
   const onstatus = options.onstatus ?? null;
   if (onstatus !== null && typeof onstatus !== 'function') throw new TypeError(`${PREFIX}: onstatus must be a function, not ${describe(onstatus)}`);
   const random = options.random ?? Math.random;
+  if (typeof random !== 'function') throw new TypeError(`${PREFIX}: random must be a function like Math.random, not ${describe(random)}`);
   const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
+  const onerror = options.onerror ?? null;
+  if (onerror !== null && typeof onerror !== 'function') throw new TypeError(`${PREFIX}: onerror must be a function, not ${describe(onerror)}`);
 
   /** The recent window: every event fed since `start` (exclusive; null: since its first event). */
   const recentWindow = { events: [], from: 0, start: store.head ?? null };
@@ -275,14 +283,53 @@ export function createEventLog(options = {}) {
   const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
   const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
 
+  /** Writes to one connection; a writer that throws ends that connection alone. */
+  function send(c, text) {
+    try {
+      c.write(text);
+    } catch (error) {
+      end(c);
+      onerror?.(error);
+    }
+  }
+
+  /** Closes a connection from the log's side and tells its owner (the `end` given to start). */
+  function end(c) {
+    if (!c.open) return;
+    c.open = false;
+    connections.delete(c);
+    try {
+      c.end?.();
+    } catch (error) {
+      onerror?.(error);
+    }
+  }
+
+  // An event fed while another is being dispatched (a writer that appends, to a memory store) waits for it,
+  // so that every connection sees the events in one order.
+  const queue = [];
+  let dispatching = false;
   function dispatch(ev) {
+    queue.push(ev);
+    if (dispatching) return;
+    dispatching = true;
+    try {
+      for (let i = 0; i < queue.length; i++) dispatchOne(queue[i]);
+    } finally {
+      queue.length = 0;
+      dispatching = false;
+    }
+  }
+
+  function dispatchOne(ev) {
     const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
     for (const c of connections) {
       if (c.buffer) c.buffer.push(ev);
-      else if (c.skipThrough !== null && ev.id !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
+      else if (ev.id === null) send(c, text);
+      else if (c.skipThrough !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
       else {
         c.skipThrough = null;
-        c.write(text);
+        send(c, text);
       }
     }
   }
@@ -362,7 +409,7 @@ export function createEventLog(options = {}) {
   function heartbeats() {
     if (beat || heartbeatMs === 0) return;
     beat = setInterval(() => {
-      for (const c of connections) if (!c.buffer) c.write(':\n\n');
+      for (const c of connections) if (!c.buffer) send(c, ':\n\n');
       if (connections.size === 0) {
         clearInterval(beat);
         beat = null;
@@ -380,22 +427,36 @@ export function createEventLog(options = {}) {
   async function connect(lastEventId) {
     if (closed) throw new Error(`${PREFIX}: the event log is closed`);
     // issuedAt: the feed count when it attached; a read issued at or after it was issued after it attached.
-    const conn = { write: null, buffer: [], skipThrough: null, open: true, issuedAt: fed };
+    const conn = { write: null, end: null, buffer: [], skipThrough: null, open: true, issuedAt: fed };
     const pending = []; // what start() writes first
     const handle = {
-      start(write) {
+      start(write, ended) {
         if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
+        if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
         if (!conn.open || conn.write) return handle;
         conn.write = write;
+        conn.end = ended ?? null;
         const buffered = conn.buffer;
         conn.buffer = null;
         for (const ev of buffered) {
-          if (ev.id !== null && conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
+          if (ev.id === null) {
+            pending.push(frameOf(null, ev.event, ev.data));
+            continue;
+          }
+          if (conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
           conn.skipThrough = null;
-          pending.push(ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev));
+          pending.push(frame(ev));
         }
-        if (pending.length) write(pending.join('')); // the replay in one write, not one a frame
+        const text = pending.join(''); // the replay in one write, not one a frame
         pending.length = 0;
+        if (text) {
+          try {
+            write(text);
+          } catch (error) {
+            end(conn);
+            throw error;
+          }
+        }
         heartbeats();
         return handle;
       },
@@ -415,9 +476,10 @@ export function createEventLog(options = {}) {
     try {
       trimWindow();
       // The window holds everything after X: no store read.
-      if (X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0) {
+      const replay = X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0 ? windowAfter(X) : null;
+      if (replay !== null && replay.length <= maxReplay) {
         stats.windowServed++;
-        for (const ev of windowAfter(X)) pending.push(frame(ev));
+        for (const ev of replay) pending.push(frame(ev));
         conn.skipThrough = windowLast();
         return handle;
       }
@@ -428,7 +490,8 @@ export function createEventLog(options = {}) {
         const entry = read(position, limit, attempt > 0);
         const snap = await entry.promise;
         if (!conn.open) return handle;
-        if (attempt === 0 && (X === null || !snap.complete || snap.more)) {
+        if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
+          // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
           pending.push(reloadFrame(snap.head, X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown'));
         } else {
           for (const ev of snap.events) pending.push(frame(ev));
@@ -537,12 +600,14 @@ export function createEventLog(options = {}) {
         admission = admit(opts);
         if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
-        let gone = false;
+        // A client that went before serve() was called (a middleware that awaited) has had its 'close'.
+        let gone = res.destroyed === true || res.closed === true;
         res.on('close', () => {
           gone = true;
           conn?.close();
           admission.release();
         });
+        if (gone) return admission.release();
         try {
           conn = await connect(this.lastEventId(req));
         } catch (error) {
@@ -550,13 +615,25 @@ export function createEventLog(options = {}) {
           return;
         }
         if (gone) return conn.close();
+        if (!conn.open) return reject(res, unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
         res.writeHead(200, { ...HEADERS, ...opts.headers });
         res.flushHeaders?.(); // the client opens now, even with nothing to replay
         if (opts.retry) res.write(opts.retry + '\n');
+        // The stream ends when the log does, or when the client is more than maxBufferedBytes behind as the
+        // next write comes (one write, an event or a replay, may exceed it): it then gets everything written
+        // so far, whole, and resumes from its last id. One that takes in nothing for STALLED_MS is dropped.
+        const finish = () => {
+          if (res.writableEnded) return;
+          res.setTimeout?.(STALLED_MS, () => res.destroy());
+          res.end();
+        };
         conn.start((text) => {
+          if (res.writableLength > maxBufferedBytes) {
+            conn.close();
+            return finish();
+          }
           res.write(text);
-          if (res.writableLength > maxBufferedBytes) res.destroy(); // a slow client resumes from its last id
-        });
+        }, finish);
       } catch (error) {
         options.onerror?.(error);
         if (!res.headersSent) {
@@ -590,18 +667,30 @@ export function createEventLog(options = {}) {
           finish();
           return new Response(null, { status: 204 });
         }
+        if (!conn.open) {
+          admission.release();
+          return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
+        }
         request.signal?.addEventListener('abort', finish, { once: true });
         const body = new ReadableStream(
           {
             start(controller) {
               if (opts.retry) controller.enqueue(ENCODER.encode(opts.retry + '\n'));
+              // As serve(): the body ends, after what it holds, when the log does or the client is behind.
+              let ended = false;
+              const endBody = () => {
+                finish();
+                if (ended) return;
+                ended = true;
+                controller.close();
+              };
               conn.start((text) => {
-                controller.enqueue(ENCODER.encode(text));
                 if (controller.desiredSize < 0) {
-                  finish();
-                  controller.error(new Error(`${PREFIX}: the client fell more than maxBufferedBytes behind`));
+                  conn.close();
+                  return endBody();
                 }
-              });
+                controller.enqueue(ENCODER.encode(text));
+              }, endBody);
             },
             cancel: finish,
           },
@@ -615,9 +704,11 @@ export function createEventLog(options = {}) {
       }
     },
 
-    /** Detaches every connection (their responses stay the caller's to end) and closes the store. */
+    /** Ends every connection (the streams of serve() and response() end; a connect() handle's `end` is
+     * called), refuses the resumes still in flight, and closes the store. */
     async close() {
       closed = true;
+      for (const c of [...connections]) end(c);
       connections.clear();
       clearInterval(beat);
       clearTimeout(sweeper);

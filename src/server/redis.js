@@ -113,14 +113,21 @@ export async function createRedisStore(options = {}) {
   const maxEvents = range('maxEvents', options.maxEvents ?? 10_000, 1);
   if (maxEvents !== Infinity && !Number.isInteger(maxEvents)) throw new RangeError(`${PREFIX}: maxEvents must be a whole number, not ${maxEvents}`);
   const maxAgeMs = range('maxAgeMs', options.maxAgeMs ?? 3_600_000, 1);
+  for (const name of ['reconnect', 'clientOptions']) {
+    const value = options[name];
+    if (value !== undefined && (value === null || typeof value !== 'object')) throw new TypeError(`${PREFIX}: ${name} must be an object, not ${describe(value)}`);
+  }
   const ladder = { baseMs: 500, maxMs: 10_000, factor: 2, ...options.reconnect };
   finite('reconnect.baseMs', ladder.baseMs, 1);
   finite('reconnect.maxMs', ladder.maxMs, ladder.baseMs);
   finite('reconnect.factor', ladder.factor, 1);
   const blockMs = Math.round(finite('blockMs', options.blockMs ?? 5000, 1));
   const random = options.random ?? Math.random;
+  if (typeof random !== 'function') throw new TypeError(`${PREFIX}: random must be a function like Math.random, not ${describe(random)}`);
   const onreconnect = options.onreconnect ?? null;
+  if (onreconnect !== null && typeof onreconnect !== 'function') throw new TypeError(`${PREFIX}: onreconnect must be a function, not ${describe(onreconnect)}`);
   const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
 
   let redis;
   try {
