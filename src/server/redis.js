@@ -12,8 +12,10 @@
 // - Both connections reconnect on the package's ladder, full jitter: attempt n waits a uniform draw in
 //   [0, min(maxMs, baseMs * factor^(n-1))].
 // - The feed is continuous: after an outage it goes on from the last id it delivered, unless the stream no
-//   longer vouches for that id (Redis lost its data), in which case the log's window is reset and a gap
-//   marker is appended, so no client is left with a silent gap.
+//   longer vouches for that id (Redis lost its data), in which case the log's window is reset, the feed
+//   delivers the new stream from its start, and a gap marker is appended (as soon as the command connection
+//   is back), so no client is left with a silent gap. The check runs on the feed's own connection, every
+//   time it comes back, whichever of the two connections reconnects first.
 
 import { describe, finite, range } from './common.js';
 import { StoreUnavailableError, compareIds, vouches } from './log.js';
@@ -183,10 +185,10 @@ export async function createRedisStore(options = {}) {
 
   const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
 
-  async function run(command) {
-    if (!client.isReady) throw unavailable(lastError ?? 'not connected');
+  async function run(command, connection = client) {
+    if (!connection.isReady) throw unavailable(lastError ?? 'not connected');
     try {
-      return await client.sendCommand(command);
+      return await connection.sendCommand(command);
     } catch (error) {
       if (error instanceof redis.ErrorReply) {
         if (/equal or smaller than the target stream top item/.test(error.message)) {
@@ -199,22 +201,39 @@ export async function createRedisStore(options = {}) {
   }
 
   /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
-  async function script(body, sha, args) {
+  async function script(body, sha, args, connection) {
     try {
-      return await run(['EVALSHA', sha, '2', key, floorKey, ...args]);
+      return await run(['EVALSHA', sha, '2', key, floorKey, ...args], connection);
     } catch (error) {
       if (!/NOSCRIPT/.test(error?.message)) throw error;
-      return run(['EVAL', body, '2', key, floorKey, ...args]);
+      return run(['EVAL', body, '2', key, floorKey, ...args], connection);
     }
   }
 
-  async function stand(after, limit) {
-    const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()]);
+  /** Where the stream stands (and the entries after `after`, up to `limit`), on `connection`. */
+  async function stand(after, limit, connection) {
+    const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()], connection);
     return { floor: floor || null, first: first || null, head: head || null, entries };
   }
 
-  /** The feed: a blocking XREAD on its own connection, from the last id delivered. */
+  // The gap marker after Redis lost data, appended as soon as the command connection can (it reconnects on
+  // its own, maybe after the feed's).
+  let gapMarkerPending = false;
+  function appendGapMarker() {
+    gapMarkerPending = false;
+    store.append({ event: 'message', data: '', gap: true }).catch(() => {
+      gapMarkerPending = true;
+    });
+  }
+  client.on('ready', () => {
+    if (gapMarkerPending && !closed) appendGapMarker();
+  });
+
+  /** The feed: a blocking XREAD on its own connection, from the last id delivered. Every time that connection
+   * comes back, the feed first checks on it that the stream still vouches for lastSeen, until the check
+   * has been made: it must not depend on the command connection being back too. */
   async function follow() {
+    let checkPending = false;
     while (!closed) {
       if (!follower.isReady) {
         await new Promise((resolve) => {
@@ -222,23 +241,28 @@ export async function createRedisStore(options = {}) {
           closing.then(resolve);
         });
         if (closed) return;
-        // Back after an outage: go on from lastSeen if the stream still vouches for it.
-        if (lastSeen !== null && lastSeen !== '0-0') {
-          try {
-            const s = await stand(lastSeen, 0);
-            if (!vouches(lastSeen, s)) {
-              consumer?.reset(null);
-              lastSeen = s.head ?? '0-0';
-              store.append({ event: 'message', data: '', gap: true }).catch(() => {});
-            }
-          } catch {
-            continue;
+        checkPending = true;
+      }
+      if (checkPending && lastSeen !== null && lastSeen !== '0-0') {
+        try {
+          const s = await stand(lastSeen, 0, follower);
+          if (!vouches(lastSeen, s)) {
+            // Everything the stream holds now was appended since it lost its data: the feed delivers it all.
+            consumer?.reset(null);
+            lastSeen = '0-0';
+            appendGapMarker();
           }
+          checkPending = false;
+        } catch {
+          if (closed) return;
+          if (follower.isReady) await new Promise((r) => setTimeout(r, 50));
+          continue;
         }
       }
+      checkPending = false;
       try {
         if (lastSeen === null) {
-          const s = await stand('0-0', 0);
+          const s = await stand('0-0', 0, follower);
           lastSeen = s.head ?? '0-0';
           consumer?.reset(s.head);
         }
