@@ -11,7 +11,7 @@
 //   the node that started the stream (sticky routing).
 // - A chunk's frame is built once and shared by every client of the stream.
 
-import { ENCODER, HEADERS, describe, eventName, range } from './common.js';
+import { ENCODER, HEADERS, describe, eventName, range, wait } from './common.js';
 import { frameOf } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
@@ -32,7 +32,7 @@ function streamId() {
  */
 export function createResumableStreams(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createResumableStreams takes an options object, not ${describe(options)}`);
-  const keepMs = range('keepMs', options.keepMs ?? 300_000, 0);
+  const keepMs = wait('keepMs', options.keepMs ?? 300_000); // a timer holds at most 2^31 - 1 ms
   const maxEvents = range('maxEvents', options.maxEvents ?? 100_000, 1);
   const lastEventIdParam = eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
   const streams = new Map(); // id -> { id, frames, done, listeners }

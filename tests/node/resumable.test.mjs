@@ -133,3 +133,18 @@ test('a resumable stream as a Web Response: the first event names the stream, a 
   assert.equal(none.status, 204);
   assert.throws(() => createResumableStreams({ keepMs: -1 }), RangeError);
 });
+
+test('keepMs past what a timer can hold is a RangeError naming it, not a stream forgotten at once', async () => {
+  for (const keepMs of [Infinity, 2 ** 31, 30 * 24 * 3600 * 1000]) {
+    assert.throws(() => createResumableStreams({ keepMs }), (e) => e instanceof RangeError && /keepMs/.test(e.message), String(keepMs));
+  }
+  // The longest a timer holds still keeps an ended stream resumable.
+  const streams = createResumableStreams({ keepMs: 2 ** 31 - 1 });
+  const id = streams.start(function* () {
+    yield 'a';
+    yield 'b';
+  });
+  await new Promise((r) => setTimeout(r, 30));
+  const resumed = streams.response(new Request('http://x/', { method: 'POST', headers: { 'Last-Event-ID': `${id}:1` } }), () => assert.fail('a resume starts nothing'));
+  assert.equal(await resumed.text(), `id: ${id}:2\ndata: b\n\n`);
+});
