@@ -85,7 +85,7 @@ export function checkEntry(entry) {
   const { data, event, id } = entry;
   if (typeof data !== 'string') throw new TypeError(`${PREFIX}: an event's data must be a string, not ${describe(data)}`);
   if (event !== undefined) eventName('event', event);
-  if (id !== undefined && parseId(id) === null) throw new RangeError(`${PREFIX}: a given id must be <ms>-<seq> (two unsigned 64-bit integers, as Redis Streams write them), not ${describe(id)}`);
+  if (id !== undefined && (parseId(id) === null || id === '0-0')) throw new RangeError(`${PREFIX}: a given id must be <ms>-<seq> above 0-0 (two unsigned 64-bit integers, as Redis Streams write them), not ${describe(id)}`);
   return { data, event: event ?? 'message', id };
 }
 
@@ -601,7 +601,7 @@ export function createEventLog(options = {}) {
         if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
         // A client that went before serve() was called (a middleware that awaited) has had its 'close'.
-        let gone = res.destroyed === true || res.closed === true;
+        let gone = res.destroyed === true || res.closed === true || res.stream?.destroyed === true; // (the last: HTTP/2)
         res.on('close', () => {
           gone = true;
           conn?.close();

@@ -91,6 +91,13 @@ for (const kind of ['memory', 'redis']) {
       await log.close();
     });
 
+    test('a given id of 0-0 is a RangeError in both stores (Redis takes no id at or below it)', async () => {
+      const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0 });
+      await assert.rejects(log.append({ data: 'x', id: '0-0' }), (e) => e instanceof RangeError && /0-0/.test(e.message));
+      assert.match(await log.append({ data: 'x', id: '0-1' }), /^0-1$/);
+      await log.close();
+    });
+
     test('a resume that shares a read the window no longer joins is told to reload, never left with a gap', async () => {
       // The store keeps 10 events and the log no recent window; 15 are appended between the shared read
       // and the second resume, so reading on from the shared snapshot finds it trimmed past.
@@ -225,6 +232,35 @@ test('serve() called after the client has gone (a slow middleware) holds no conn
     assert.equal(gate.open, 0);
   } finally {
     await s.close();
+    await log.close();
+  }
+});
+
+test('HTTP/2: serve() called after the client has reset its stream holds no connection and no gate place', async () => {
+  const http2 = await import('node:http2');
+  const log = createEventLog({ heartbeatMs: 0 });
+  const gate = createGate({ ratePerSec: 1000 });
+  let served = () => {};
+  const done = new Promise((r) => (served = r));
+  const s = http2.createServer(async (req, res) => {
+    await new Promise((r) => res.stream.once('close', r)); // the client goes while a middleware awaits
+    await log.serve(req, res, { gate });
+    served();
+  });
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const client = http2.connect(`http://127.0.0.1:${s.address().port}`);
+  try {
+    const req = client.request({ ':path': '/' });
+    req.on('error', () => {});
+    await new Promise((r) => setTimeout(r, 50));
+    req.close();
+    await done;
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(log.connections, 0);
+    assert.equal(gate.open, 0);
+  } finally {
+    client.close();
+    await new Promise((r) => s.close(r));
     await log.close();
   }
 });
