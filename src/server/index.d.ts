@@ -214,12 +214,14 @@ export function ladderDelay(attempt: number, ladder?: { baseMs?: number; maxMs?:
 export type Chunk = string | { event?: string; data: string };
 
 export interface ResumableStreamsOptions {
-  /** How long an ended stream stays resumable, ms. Default 300,000. */
+  /** How long an ended stream stays resumable, ms, at most 2^31 - 1. Default 300,000. */
   keepMs?: number;
   /** The most chunks a stream holds. Default 100,000. */
   maxEvents?: number;
   /** The query parameter read when there is no Last-Event-ID header. Default 'lastEventId'. */
   lastEventIdParam?: string;
+  /** A client more than this many bytes behind when the next chunk comes is sent no more: its stream ends after what it was sent, whole, and it resumes from its last id (with serve(), one that then takes in nothing for 30 s is disconnected). Default 1 MiB. */
+  maxBufferedBytes?: number;
 }
 
 export interface ResumableStreams {

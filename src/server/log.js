@@ -21,12 +21,9 @@
 // - Nothing thrown by a client's input leaves serve() or response(): bad ids follow the rules above, a store
 //   failure answers with seed 001's soft rejection.
 
-import { ENCODER, HEADERS, describe, eventName, finite, range, reject, rejectResponse, wait } from './common.js';
+import { ENCODER, HEADERS, describe, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
 
 const PREFIX = 'managed-eventsource/server';
-/** How long serve() waits, after ending the stream of a client that fell behind, for it to take in
- * anything before it drops the connection. */
-const STALLED_MS = 30_000;
 
 // ---- ids ---------------------------------------------------------------------------------------------
 
@@ -601,7 +598,7 @@ export function createEventLog(options = {}) {
         if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
         // A client that went before serve() was called (a middleware that awaited) has had its 'close'.
-        let gone = res.destroyed === true || res.closed === true || res.stream?.destroyed === true; // (the last: HTTP/2)
+        let gone = responseGone(res);
         res.on('close', () => {
           gone = true;
           conn?.close();
@@ -622,11 +619,7 @@ export function createEventLog(options = {}) {
         // The stream ends when the log does, or when the client is more than maxBufferedBytes behind as the
         // next write comes (one write, an event or a replay, may exceed it): it then gets everything written
         // so far, whole, and resumes from its last id. One that takes in nothing for STALLED_MS is dropped.
-        const finish = () => {
-          if (res.writableEnded) return;
-          res.setTimeout?.(STALLED_MS, () => res.destroy());
-          res.end();
-        };
+        const finish = () => endBehind(res);
         conn.start((text) => {
           if (res.writableLength > maxBufferedBytes) {
             conn.close();
