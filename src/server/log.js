@@ -94,6 +94,14 @@ export function vouches(X, { head, floor, first }) {
   return first !== null && compareIds(X, first) >= 0; // never trimmed: X is at or after the first
 }
 
+/** A RangeError when a given id is older than the store's age bound (its time part at or before
+ * `t - maxAgeMs`): Redis trims by an id's time, so such an event would be dropped as it is stored, and no
+ * store may keep what the other drops. Null when the id is recent enough. */
+export function tooOld(id, t, maxAgeMs) {
+  if (!(maxAgeMs < Infinity) || Number(id.slice(0, id.indexOf('-'))) > t - maxAgeMs) return null;
+  return new RangeError(`${PREFIX}: a given id must be newer than the store's maxAgeMs (${maxAgeMs} ms), not ${id}: it would be trimmed as it is stored`);
+}
+
 export class StoreUnavailableError extends Error {
   constructor(message, cause) {
     super(message, { cause });
@@ -160,6 +168,8 @@ export function createMemoryStore(options = {}) {
       const t = now();
       const id = entry.id ?? nextId(t);
       if (head !== null && compareIds(id, head) <= 0) return Promise.reject(new RangeError(`${PREFIX}: a given id must be above the last one (${head}), not ${id}`));
+      const old = entry.id === undefined ? null : tooOld(id, t, maxAgeMs);
+      if (old) return Promise.reject(old);
       const [ms, seq] = id.split('-');
       lastMs = BigInt(ms);
       lastSeq = BigInt(seq);

@@ -18,7 +18,7 @@
 //   time it comes back, whichever of the two connections reconnects first.
 
 import { describe, finite, range } from './common.js';
-import { StoreUnavailableError, compareIds, vouches } from './log.js';
+import { StoreUnavailableError, compareIds, tooOld, vouches } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
 
@@ -302,6 +302,8 @@ export async function createRedisStore(options = {}) {
       const fields = entry.gap ? ['g', '1'] : entry.event === 'message' ? ['d', entry.data] : ['e', entry.event, 'd', entry.data];
       // The age bound is applied by every read, and by an append at most once a second (it costs a lookup).
       const t = now();
+      const old = entry.id === undefined ? null : tooOld(entry.id, t, maxAgeMs);
+      if (old) throw old;
       const age = t - lastAgeTrim >= 1000 ? cutoff() : '';
       if (age) lastAgeTrim = t;
       return script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);

@@ -98,6 +98,18 @@ for (const kind of ['memory', 'redis']) {
       await log.close();
     });
 
+    test('a given id older than maxAgeMs is a RangeError in both stores (Redis dropped it as it stored it, the memory store kept it)', async () => {
+      const log = createEventLog({ store: await STORES[kind]({ maxAgeMs: 60_000 }), heartbeatMs: 0 });
+      let text = '';
+      (await log.connect(null)).start((t) => (text += t));
+      await assert.rejects(log.append({ data: 'from 1970', id: '5-0' }), (e) => e instanceof RangeError && /maxAgeMs/.test(e.message));
+      const recent = `${Date.now() - 1000}-0`;
+      assert.equal(await log.append({ data: 'a second ago', id: recent }), recent);
+      await until(() => text.includes('data: a second ago'), 'the recent one is delivered');
+      assert.deepEqual(parse(text), [['message', 'a second ago']]);
+      await log.close();
+    });
+
     test('a resume that shares a read the window no longer joins is told to reload, never left with a gap', async () => {
       // The store keeps 10 events and the log no recent window; 15 are appended between the shared read
       // and the second resume, so reading on from the shared snapshot finds it trimmed past.
