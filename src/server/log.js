@@ -20,6 +20,10 @@
 //   which it goes on, so reconnecting after it asks for nothing twice.
 // - Nothing thrown by a client's input leaves serve() or response(): bad ids follow the rules above, a store
 //   failure answers with seed 001's soft rejection.
+// - Every connection sees the live events in one order: a writer that throws ends its own connection only,
+//   and an event fed while another is being dispatched (a writer that appends) waits for it.
+// - A connection the log lets go is ended, never left open and silent: close(), a writer that threw, a
+//   client more than maxBufferedBytes behind (which is sent no more, so what it holds stays bounded).
 
 import { ENCODER, HEADERS, describe, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
 
