@@ -546,6 +546,13 @@ export function createEventLog(options = {}) {
     }
   }
 
+  /** The client's last id from a node:http request or a Web Request. serve() and response() call this, not
+   * `this.lastEventId`: they are passed unbound as route handlers. */
+  function lastEventIdOfRequest(request) {
+    if (request?.headers && typeof request.headers.get === 'function') return lastEventIdOf(request.headers.get('last-event-id'), request.url);
+    return lastEventIdOf(request?.headers?.['last-event-id'], request?.url);
+  }
+
   /** The gate's decision; an admission's release runs once, however often the stream's end is seen. */
   function admit(opts) {
     const a = opts.gate ? opts.gate.admit() : { ok: true, release() {} };
@@ -596,10 +603,7 @@ export function createEventLog(options = {}) {
     connect,
 
     /** The client's last id from a node:http request or a Web Request. */
-    lastEventId(request) {
-      if (request?.headers && typeof request.headers.get === 'function') return lastEventIdOf(request.headers.get('last-event-id'), request.url);
-      return lastEventIdOf(request?.headers?.['last-event-id'], request?.url);
-    },
+    lastEventId: lastEventIdOfRequest,
 
     /**
      * node:http (and Express): with `gate`, a refused client gets seed 001's soft rejection (`retry:` and
@@ -620,7 +624,7 @@ export function createEventLog(options = {}) {
         });
         if (gone) return admission.release();
         try {
-          conn = await connect(this.lastEventId(req));
+          conn = await connect(lastEventIdOfRequest(req));
         } catch (error) {
           if (!gone && !res.headersSent) reject(res, unavailableWait(), { hintEvent: opts.hintEvent });
           return;
@@ -661,7 +665,7 @@ export function createEventLog(options = {}) {
         if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
         try {
-          conn = await connect(this.lastEventId(request));
+          conn = await connect(lastEventIdOfRequest(request));
         } catch {
           admission.release();
           return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });

@@ -277,6 +277,31 @@ test('HTTP/2: serve() called after the client has reset its stream holds no conn
   }
 });
 
+test('serve and response work unbound, as route handlers (`app.get(path, log.serve)`, `export const GET = log.response`)', async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  const first = await log.append({ data: 'a' });
+  await log.append({ data: 'b' });
+  const { serve, response } = log;
+  // Next.js calls a route handler with (request, context); Express with (req, res, next).
+  const web = await response(new Request('http://x/', { headers: { 'Last-Event-ID': first } }), { params: {} });
+  assert.equal(web.status, 200);
+  const reader = web.body.getReader();
+  assert.deepEqual(parse(new TextDecoder().decode((await reader.read()).value)), [['message', 'b']]);
+  await reader.cancel();
+  const s = await listen((req, res) => serve(req, res, () => {}));
+  try {
+    const ac = new AbortController();
+    const res = await fetch(s.url, { headers: { 'Last-Event-ID': first }, signal: ac.signal });
+    assert.equal(res.status, 200);
+    const r = res.body.getReader();
+    assert.deepEqual(parse(new TextDecoder().decode((await r.read()).value)), [['message', 'b']]);
+    ac.abort();
+  } finally {
+    await s.close();
+    await log.close();
+  }
+});
+
 test('close() ends the streams serve() and response() hold, releases their gate places, and refuses resumes still in flight', async () => {
   const log = createEventLog({ heartbeatMs: 0 });
   const gate = createGate({ ratePerSec: 1000 });
