@@ -109,7 +109,7 @@ function entriesOf(reply, key) {
 export async function createRedisStore(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createRedisStore takes an options object, not ${describe(options)}`);
   const url = options.url ?? 'redis://127.0.0.1:6379';
-  if (typeof url !== 'string') throw new TypeError(`${PREFIX}: url must be a redis:// URL string, not ${describe(url)}`);
+  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url) || !URL.canParse(url)) throw new TypeError(`${PREFIX}: url must be a redis:// or rediss:// URL string, not ${describe(url)}`);
   const key = options.key ?? 'events';
   if (typeof key !== 'string' || key === '') throw new TypeError(`${PREFIX}: key must be a non-empty string, not ${describe(key)}`);
   const maxEvents = range('maxEvents', options.maxEvents ?? 10_000, 1);

@@ -342,6 +342,8 @@ test('options of the wrong type are TypeErrors or RangeErrors naming the option'
     [{ onreconnect: 'log' }, TypeError, /onreconnect/],
     [{ reconnect: 'fast' }, TypeError, /reconnect/],
     [{ clientOptions: 'x' }, TypeError, /clientOptions/],
+    [{ url: 'http://127.0.0.1:6379' }, TypeError, /url/],
+    [{ url: 'redis://[not a host' }, TypeError, /url/],
   ];
   for (const [options, type, name] of redisCases) {
     await assert.rejects(createRedisStore({ url: redis.url, ...options }), (e) => e instanceof type && name.test(e.message), String(Object.keys(options)));
