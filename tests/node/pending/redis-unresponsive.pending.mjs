@@ -6,9 +6,8 @@
 // handshake's reply, and neither 'ready' nor 'error' comes), and on a store that was ready, commands in
 // flight hang: log.append never resolves, a resume waits with no headers, and log.close() waits for them
 // (node-redis's close() lets pending replies arrive; under CLIENT PAUSE 3000 it returned after 3,040 ms).
-// A fix needs a command timeout in
-// the store and a decision for appends: a timed-out XADD may have been stored, so answering it with null (and
-// sending the event live, with no id) could deliver it twice.
+// A fix needs a command timeout in the store and a decision for appends: a timed-out XADD may have been
+// stored, so answering it with null (and sending the event live, with no id) could deliver it twice.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
