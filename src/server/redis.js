@@ -327,8 +327,14 @@ export async function createRedisStore(options = {}) {
       closed = true;
       status = store.status = 'closed';
       close();
-      follower.destroy(); // its blocking read would hold close() for up to blockMs
-      await client.close().catch(() => client.destroy());
+      // The feed's blocking read would hold close() for up to blockMs; a command connection that is not
+      // ready has nothing to flush (and one stuck in its handshake would hold close() for ever).
+      for (const connection of client.isReady ? [follower] : [follower, client]) {
+        try {
+          connection.destroy();
+        } catch {}
+      }
+      if (client.isReady) await client.close().catch(() => client.destroy());
     },
   };
 
@@ -339,15 +345,25 @@ export async function createRedisStore(options = {}) {
   });
   client.connect().catch(() => {});
   follower.connect().catch(() => {});
-  await first;
-  if (!everReady) setStatus('unavailable', lastError);
+  // An endpoint that accepts and never answers sends neither 'ready' nor 'error': the first attempt and the
+  // first look at the stream get the socket's connectTimeout (node-redis's default, 5 s) in all, then the
+  // store starts 'unavailable' and the connections go on trying.
+  const startMs = options.clientOptions?.socket?.connectTimeout ?? 5000;
+  let startTimer;
+  const startExpired = new Promise((resolve) => {
+    startTimer = setTimeout(resolve, startMs);
+    startTimer.unref?.();
+  });
+  await Promise.race([first, startExpired]);
+  if (!everReady) setStatus('unavailable', lastError ?? new Error(`no answer from ${url} within ${startMs} ms`));
   else {
     // Know where the stream stands before the first connection asks.
     try {
-      const s = await stand('0-0', 0);
+      const s = await Promise.race([stand('0-0', 0), startExpired.then(() => Promise.reject(new Error('timed out')))]);
       lastSeen = s.head ?? '0-0';
     } catch {}
   }
+  clearTimeout(startTimer);
   follow();
   return store;
 }

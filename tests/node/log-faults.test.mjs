@@ -377,3 +377,25 @@ test('Redis restarted empty, whichever of the two connections comes back first: 
     }
   }
 });
+
+test('createRedisStore against an endpoint that accepts and never answers resolves, unavailable, after connectTimeout; close() returns', async () => {
+  const net = await import('node:net');
+  const mute = net.createServer((socket) => socket.on('data', () => {}));
+  await new Promise((r) => mute.listen(0, '127.0.0.1', r));
+  let timer;
+  try {
+    const started = Date.now();
+    const store = await Promise.race([
+      createRedisStore({ url: `redis://127.0.0.1:${mute.address().port}`, clientOptions: { socket: { connectTimeout: 300 } } }),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('createRedisStore did not resolve in 5 s')), 5000))),
+    ]);
+    assert.equal(store.status, 'unavailable');
+    assert.ok(Date.now() - started < 2000, `resolved after ${Date.now() - started} ms`);
+    const log = createEventLog({ store, heartbeatMs: 0 });
+    assert.equal(await log.append({ data: 'live only' }), null, 'an append while unavailable resolves null');
+    await log.close();
+  } finally {
+    clearTimeout(timer);
+    mute.close();
+  }
+});

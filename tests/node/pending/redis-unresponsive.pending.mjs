@@ -1,34 +1,41 @@
 // PENDING (not run: the file name matches none of node --test's patterns; run it with
 // `node --test tests/node/pending/redis-unresponsive.pending.mjs`). Fails today.
 //
-// A Redis endpoint that accepts connections and never answers (another service on the port, a network
-// partition that drops packets without a reset): createRedisStore never resolves (node-redis waits for its
-// handshake's reply, and neither 'ready' nor 'error' comes), and on a store that was ready, commands in
-// flight hang: log.append never resolves, a resume waits with no headers, and log.close() waits for them
-// (node-redis's close() lets pending replies arrive; under CLIENT PAUSE 3000 it returned after 3,040 ms).
-// A fix needs a command timeout in the store and a decision for appends: a timed-out XADD may have been
-// stored, so answering it with null (and sending the event live, with no id) could deliver it twice.
+// A Redis that stops answering on connections that stay open (a network partition that drops packets with
+// no reset; here CLIENT PAUSE stands in for it): commands in flight hang. log.append does not resolve, a
+// resume waits with no headers, and log.close() waits for them (node-redis's close() lets pending replies
+// arrive; under CLIENT PAUSE 3000 it returned after 3,040 ms). A fix needs a command timeout in the store and
+// a decision for appends: a timed-out XADD may have been stored, so answering it with null (and sending the
+// event live, with no id) could deliver it twice. (createRedisStore itself is bounded by connectTimeout: the
+// test in log-faults.test.mjs.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import net from 'node:net';
 import { existsSync } from 'node:fs';
+import { startRedis } from '../../../scripts/redis-server.mjs';
 
 const shipped = new URL('../../../pkg/server.js', import.meta.url);
-const { createRedisStore } = await import(existsSync(shipped) ? shipped : new URL('../../../src/server/index.js', import.meta.url));
+const { createEventLog, createRedisStore } = await import(existsSync(shipped) ? shipped : new URL('../../../src/server/index.js', import.meta.url));
 
-test('createRedisStore against an endpoint that never answers resolves, unavailable, within 10 s', async () => {
-  const mute = net.createServer((socket) => socket.on('data', () => {}));
-  await new Promise((r) => mute.listen(0, '127.0.0.1', r));
+test('an append while Redis answers nothing settles within 8 s (an id, or null and live)', async () => {
+  const redis = await startRedis();
+  const { createClient } = await import('redis');
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  const log = createEventLog({ store: await createRedisStore({ url: redis.url, key: 'unresponsive' }), heartbeatMs: 0 });
   let timer;
   try {
-    const store = await Promise.race([
-      createRedisStore({ url: `redis://127.0.0.1:${mute.address().port}` }),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('createRedisStore did not resolve in 10 s')), 10_000))),
+    await log.append({ data: 'before' });
+    await admin.sendCommand(['CLIENT', 'PAUSE', '20000', 'ALL']);
+    const settled = await Promise.race([
+      log.append({ data: 'during' }).then(() => true),
+      new Promise((resolve) => (timer = setTimeout(() => resolve(false), 8000))),
     ]);
-    assert.equal(store.status, 'unavailable');
-    await store.close();
+    assert.ok(settled, 'the append settled');
   } finally {
     clearTimeout(timer);
-    mute.close();
+    await admin.sendCommand(['CLIENT', 'UNPAUSE']).catch(() => {});
+    await admin.close();
+    await log.close();
+    await redis.stop();
   }
 });
