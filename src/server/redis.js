@@ -98,8 +98,9 @@ function entriesOf(reply, key) {
 
 /**
  * A store in a Redis Stream at `key` (default 'events'; the floor is kept at `<key>:floor`). Resolves once
- * node-redis is loaded and the first connection attempt has ended, either way: if Redis is down the store
- * starts 'unavailable' and keeps trying on the ladder. Rejects with an Error naming the package if `redis`
+ * node-redis is loaded and the first connection attempt has ended, either way, or after the socket's
+ * `connectTimeout` (5 s) with no answer: if Redis is down or mute the store starts 'unavailable' and keeps
+ * trying on the ladder. Rejects with an Error naming the package if `redis`
  * is not installed.
  *
  * Options: `url` (default redis://127.0.0.1:6379), `key`, `maxEvents` (10,000), `maxAgeMs` (one hour),
