@@ -44,6 +44,20 @@ export function rejection(retryMs, options = {}) {
 
 export const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' };
 
+/** How long a node:http stream that was ended because its client fell behind waits for that client to take
+ * in anything before the connection is dropped. */
+export const STALLED_MS = 30_000;
+
+/** Whether a node:http (or HTTP/2 compatibility) response's client has already gone. */
+export const responseGone = (res) => res.destroyed === true || res.closed === true || res.stream?.destroyed === true;
+
+/** Ends a node:http stream after what it holds; a client that takes in nothing for STALLED_MS is dropped. */
+export function endBehind(res) {
+  if (res.writableEnded) return;
+  res.setTimeout?.(STALLED_MS, () => res.destroy());
+  res.end();
+}
+
 /**
  * Seed 001, step 2, for node:http and Express: answers 200 with an event stream that says `retry:
  * retryMs` (and, with `hintEvent`, dispatches that event with the wait as its data, for clients that

@@ -138,7 +138,7 @@ export interface EventLogOptions {
   snapshotMs?: number;
   /** Share reads at all. Default true. */
   shareReads?: boolean;
-  /** The most events one resume replays; a client further behind is sent the reload event. Default 10,000. */
+  /** The most events one resume replays (a whole number), from the store or the recent window; a client further behind is sent the reload event. Default 10,000. */
   maxReplay?: number;
   /** The event a client gets when the log cannot vouch for its id. Default 'reload'. */
   reloadEvent?: string;
@@ -148,19 +148,21 @@ export interface EventLogOptions {
   heartbeatMs?: number;
   /** A resume refused because the store is unavailable waits this plus up to as much again, ms. Default 5,000. */
   unavailableRetryMs?: number;
-  /** A client this many bytes behind is disconnected (it resumes from its last id). Default 1 MiB. */
+  /** A client more than this many bytes behind when the next write comes is sent no more: its stream ends after what it was sent (one event or replay larger than this is still sent whole) and it resumes from its last id. With serve(), one that then takes in nothing for 30 s is disconnected. Default 1 MiB. */
   maxBufferedBytes?: number;
   /** The store's status changed: 'unavailable' (live events go on, with no id), 'ready' again. */
   onstatus?: (status: StoreStatus, error?: unknown) => void;
-  /** An unexpected error inside serve() or response(), which answered 500 or closed the stream. */
+  /** An unexpected error inside serve() or response(), which answered 500 or closed the stream, or a connection's writer that threw (that connection alone is ended). */
   onerror?: (error: unknown) => void;
   now?: () => number;
   random?: () => number;
 }
 
-/** A client attached to the log: `start(write)` writes what it missed, then every live event. */
+/** A client attached to the log: `start(write, end)` writes what it missed, then every live event. `end` is
+ * called when the log ends the connection: `log.close()`, or `write` threw. Live events reach every connection
+ * in one order, also when a writer appends. */
 export interface LogConnection {
-  start(write: (text: string) => void): LogConnection;
+  start(write: (text: string) => void, end?: () => void): LogConnection;
   close(): void;
   readonly open: boolean;
 }
@@ -194,6 +196,7 @@ export interface EventLog {
   serve(req: { headers: Record<string, string | string[] | undefined>; url?: string }, res: any, options?: ServeOptions): Promise<void>;
   /** Runtimes with Web Request/Response. Never rejects. */
   response(request: Request, options?: ServeOptions): Promise<Response>;
+  /** Ends every connection (serve()'s and response()'s streams end, so their clients reconnect, maybe to another node; their gate places are released), then closes the store. */
   close(): Promise<void>;
 }
 
@@ -211,12 +214,14 @@ export function ladderDelay(attempt: number, ladder?: { baseMs?: number; maxMs?:
 export type Chunk = string | { event?: string; data: string };
 
 export interface ResumableStreamsOptions {
-  /** How long an ended stream stays resumable, ms. Default 300,000. */
+  /** How long an ended stream stays resumable, ms, at most 2^31 - 1. Default 300,000. */
   keepMs?: number;
   /** The most chunks a stream holds. Default 100,000. */
   maxEvents?: number;
   /** The query parameter read when there is no Last-Event-ID header. Default 'lastEventId'. */
   lastEventIdParam?: string;
+  /** A client more than this many bytes behind when the next chunk comes is sent no more: its stream ends after what it was sent, whole, and it resumes from its last id (with serve(), one that then takes in nothing for 30 s is disconnected). Default 1 MiB. */
+  maxBufferedBytes?: number;
 }
 
 export interface ResumableStreams {

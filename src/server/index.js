@@ -12,6 +12,8 @@
 
 import { ENCODER, describe, finite, range, wait } from './common.js';
 
+const MAX_WAIT_MS = 2 ** 31 - 1;
+
 export { reject, rejectResponse } from './common.js';
 export { createEventLog, createMemoryStore, compareIds } from './log.js';
 export { createRedisStore, ladderDelay } from './redis.js';
@@ -62,13 +64,14 @@ export function createGate(options = {}) {
   }
 
   /** How long a client turned away at `t` waits: paced, until its place in line, the moment the bucket
-   * will hold a token for it (or the pause ends) with every earlier place served 1/rate apart. */
+   * will hold a token for it (or the pause ends) with every earlier place served 1/rate apart. Never more
+   * than MAX_WAIT_MS, the most `retry:` (and reject()) and a timer take. */
   function retryMs(t, paced) {
-    if (!paced) return Math.round(Math.max(minWaitMs, closedUntil - t) + random() * spreadMs);
+    if (!paced) return Math.min(MAX_WAIT_MS, Math.round(Math.max(minWaitMs, closedUntil - t) + random() * spreadMs));
     const ready = t < closedUntil ? closedUntil : t + Math.max(0, 1 - tokens) * gap;
     const at = Math.max(nextSlot, ready);
     nextSlot = at + gap;
-    return Math.round(at - t + random() * spreadMs);
+    return Math.min(MAX_WAIT_MS, Math.round(at - t + random() * spreadMs));
   }
 
   function release() {

@@ -20,8 +20,12 @@
 //   which it goes on, so reconnecting after it asks for nothing twice.
 // - Nothing thrown by a client's input leaves serve() or response(): bad ids follow the rules above, a store
 //   failure answers with seed 001's soft rejection.
+// - Every connection sees the live events in one order: a writer that throws ends its own connection only,
+//   and an event fed while another is being dispatched (a writer that appends) waits for it.
+// - A connection the log lets go is ended, never left open and silent: close(), a writer that threw, a
+//   client more than maxBufferedBytes behind (which is sent no more, so what it holds stays bounded).
 
-import { ENCODER, HEADERS, describe, eventName, finite, range, reject, rejectResponse, wait } from './common.js';
+import { ENCODER, HEADERS, describe, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
 
 const PREFIX = 'managed-eventsource/server';
 
@@ -82,7 +86,7 @@ export function checkEntry(entry) {
   const { data, event, id } = entry;
   if (typeof data !== 'string') throw new TypeError(`${PREFIX}: an event's data must be a string, not ${describe(data)}`);
   if (event !== undefined) eventName('event', event);
-  if (id !== undefined && parseId(id) === null) throw new RangeError(`${PREFIX}: a given id must be <ms>-<seq> (two unsigned 64-bit integers, as Redis Streams write them), not ${describe(id)}`);
+  if (id !== undefined && (parseId(id) === null || id === '0-0')) throw new RangeError(`${PREFIX}: a given id must be <ms>-<seq> above 0-0 (two unsigned 64-bit integers, as Redis Streams write them), not ${describe(id)}`);
   return { data, event: event ?? 'message', id };
 }
 
@@ -92,6 +96,14 @@ export function vouches(X, { head, floor, first }) {
   if (head === null || compareIds(X, head) > 0) return false; // nothing issued yet, or beyond the last
   if (floor !== null) return compareIds(X, floor) >= 0; // nothing after X has been trimmed
   return first !== null && compareIds(X, first) >= 0; // never trimmed: X is at or after the first
+}
+
+/** A RangeError when a given id is older than the store's age bound (its time part at or before
+ * `t - maxAgeMs`): Redis trims by an id's time, so such an event would be dropped as it is stored, and no
+ * store may keep what the other drops. Null when the id is recent enough. */
+export function tooOld(id, t, maxAgeMs) {
+  if (!(maxAgeMs < Infinity) || Number(id.slice(0, id.indexOf('-'))) > t - maxAgeMs) return null;
+  return new RangeError(`${PREFIX}: a given id must be newer than the store's maxAgeMs (${maxAgeMs} ms), not ${id}: it would be trimmed as it is stored`);
 }
 
 export class StoreUnavailableError extends Error {
@@ -160,6 +172,8 @@ export function createMemoryStore(options = {}) {
       const t = now();
       const id = entry.id ?? nextId(t);
       if (head !== null && compareIds(id, head) <= 0) return Promise.reject(new RangeError(`${PREFIX}: a given id must be above the last one (${head}), not ${id}`));
+      const old = entry.id === undefined ? null : tooOld(id, t, maxAgeMs);
+      if (old) return Promise.reject(old);
       const [ms, seq] = id.split('-');
       lastMs = BigInt(ms);
       lastSeq = BigInt(seq);
@@ -215,6 +229,7 @@ export function createEventLog(options = {}) {
   const shareReads = options.shareReads ?? true;
   if (typeof shareReads !== 'boolean') throw new TypeError(`${PREFIX}: shareReads must be true or false, not ${describe(shareReads)}`);
   const maxReplay = range('maxReplay', options.maxReplay ?? 10_000, 1);
+  if (!Number.isInteger(maxReplay)) throw new RangeError(`${PREFIX}: maxReplay must be a whole number, not ${maxReplay}`);
   const reloadEvent = eventName('reloadEvent', options.reloadEvent ?? 'reload');
   const lastEventIdParam = options.lastEventIdParam === null ? null : eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
   const heartbeatMs = wait('heartbeatMs', options.heartbeatMs ?? 15_000);
@@ -223,7 +238,11 @@ export function createEventLog(options = {}) {
   const onstatus = options.onstatus ?? null;
   if (onstatus !== null && typeof onstatus !== 'function') throw new TypeError(`${PREFIX}: onstatus must be a function, not ${describe(onstatus)}`);
   const random = options.random ?? Math.random;
+  if (typeof random !== 'function') throw new TypeError(`${PREFIX}: random must be a function like Math.random, not ${describe(random)}`);
   const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
+  const onerror = options.onerror ?? null;
+  if (onerror !== null && typeof onerror !== 'function') throw new TypeError(`${PREFIX}: onerror must be a function, not ${describe(onerror)}`);
 
   /** The recent window: every event fed since `start` (exclusive; null: since its first event). */
   const recentWindow = { events: [], from: 0, start: store.head ?? null };
@@ -275,14 +294,53 @@ export function createEventLog(options = {}) {
   const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
   const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
 
+  /** Writes to one connection; a writer that throws ends that connection alone. */
+  function send(c, text) {
+    try {
+      c.write(text);
+    } catch (error) {
+      end(c);
+      onerror?.(error);
+    }
+  }
+
+  /** Closes a connection from the log's side and tells its owner (the `end` given to start). */
+  function end(c) {
+    if (!c.open) return;
+    c.open = false;
+    connections.delete(c);
+    try {
+      c.end?.();
+    } catch (error) {
+      onerror?.(error);
+    }
+  }
+
+  // An event fed while another is being dispatched (a writer that appends, to a memory store) waits for it,
+  // so that every connection sees the events in one order.
+  const queue = [];
+  let dispatching = false;
   function dispatch(ev) {
+    queue.push(ev);
+    if (dispatching) return;
+    dispatching = true;
+    try {
+      for (let i = 0; i < queue.length; i++) dispatchOne(queue[i]);
+    } finally {
+      queue.length = 0;
+      dispatching = false;
+    }
+  }
+
+  function dispatchOne(ev) {
     const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
     for (const c of connections) {
       if (c.buffer) c.buffer.push(ev);
-      else if (c.skipThrough !== null && ev.id !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
+      else if (ev.id === null) send(c, text);
+      else if (c.skipThrough !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
       else {
         c.skipThrough = null;
-        c.write(text);
+        send(c, text);
       }
     }
   }
@@ -362,7 +420,7 @@ export function createEventLog(options = {}) {
   function heartbeats() {
     if (beat || heartbeatMs === 0) return;
     beat = setInterval(() => {
-      for (const c of connections) if (!c.buffer) c.write(':\n\n');
+      for (const c of connections) if (!c.buffer) send(c, ':\n\n');
       if (connections.size === 0) {
         clearInterval(beat);
         beat = null;
@@ -380,22 +438,36 @@ export function createEventLog(options = {}) {
   async function connect(lastEventId) {
     if (closed) throw new Error(`${PREFIX}: the event log is closed`);
     // issuedAt: the feed count when it attached; a read issued at or after it was issued after it attached.
-    const conn = { write: null, buffer: [], skipThrough: null, open: true, issuedAt: fed };
+    const conn = { write: null, end: null, buffer: [], skipThrough: null, open: true, issuedAt: fed };
     const pending = []; // what start() writes first
     const handle = {
-      start(write) {
+      start(write, ended) {
         if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
+        if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
         if (!conn.open || conn.write) return handle;
         conn.write = write;
+        conn.end = ended ?? null;
         const buffered = conn.buffer;
         conn.buffer = null;
         for (const ev of buffered) {
-          if (ev.id !== null && conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
+          if (ev.id === null) {
+            pending.push(frameOf(null, ev.event, ev.data));
+            continue;
+          }
+          if (conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
           conn.skipThrough = null;
-          pending.push(ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev));
+          pending.push(frame(ev));
         }
-        if (pending.length) write(pending.join('')); // the replay in one write, not one a frame
+        const text = pending.join(''); // the replay in one write, not one a frame
         pending.length = 0;
+        if (text) {
+          try {
+            write(text);
+          } catch (error) {
+            end(conn);
+            throw error;
+          }
+        }
         heartbeats();
         return handle;
       },
@@ -415,9 +487,10 @@ export function createEventLog(options = {}) {
     try {
       trimWindow();
       // The window holds everything after X: no store read.
-      if (X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0) {
+      const replay = X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0 ? windowAfter(X) : null;
+      if (replay !== null && replay.length <= maxReplay) {
         stats.windowServed++;
-        for (const ev of windowAfter(X)) pending.push(frame(ev));
+        for (const ev of replay) pending.push(frame(ev));
         conn.skipThrough = windowLast();
         return handle;
       }
@@ -428,7 +501,8 @@ export function createEventLog(options = {}) {
         const entry = read(position, limit, attempt > 0);
         const snap = await entry.promise;
         if (!conn.open) return handle;
-        if (attempt === 0 && (X === null || !snap.complete || snap.more)) {
+        if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
+          // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
           pending.push(reloadFrame(snap.head, X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown'));
         } else {
           for (const ev of snap.events) pending.push(frame(ev));
@@ -470,6 +544,13 @@ export function createEventLog(options = {}) {
     } catch {
       return null;
     }
+  }
+
+  /** The client's last id from a node:http request or a Web Request. serve() and response() call this, not
+   * `this.lastEventId`: they are passed unbound as route handlers. */
+  function lastEventIdOfRequest(request) {
+    if (request?.headers && typeof request.headers.get === 'function') return lastEventIdOf(request.headers.get('last-event-id'), request.url);
+    return lastEventIdOf(request?.headers?.['last-event-id'], request?.url);
   }
 
   /** The gate's decision; an admission's release runs once, however often the stream's end is seen. */
@@ -522,10 +603,7 @@ export function createEventLog(options = {}) {
     connect,
 
     /** The client's last id from a node:http request or a Web Request. */
-    lastEventId(request) {
-      if (request?.headers && typeof request.headers.get === 'function') return lastEventIdOf(request.headers.get('last-event-id'), request.url);
-      return lastEventIdOf(request?.headers?.['last-event-id'], request?.url);
-    },
+    lastEventId: lastEventIdOfRequest,
 
     /**
      * node:http (and Express): with `gate`, a refused client gets seed 001's soft rejection (`retry:` and
@@ -537,26 +615,36 @@ export function createEventLog(options = {}) {
         admission = admit(opts);
         if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
-        let gone = false;
+        // A client that went before serve() was called (a middleware that awaited) has had its 'close'.
+        let gone = responseGone(res);
         res.on('close', () => {
           gone = true;
           conn?.close();
           admission.release();
         });
+        if (gone) return admission.release();
         try {
-          conn = await connect(this.lastEventId(req));
+          conn = await connect(lastEventIdOfRequest(req));
         } catch (error) {
           if (!gone && !res.headersSent) reject(res, unavailableWait(), { hintEvent: opts.hintEvent });
           return;
         }
         if (gone) return conn.close();
+        if (!conn.open) return reject(res, unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
         res.writeHead(200, { ...HEADERS, ...opts.headers });
         res.flushHeaders?.(); // the client opens now, even with nothing to replay
         if (opts.retry) res.write(opts.retry + '\n');
+        // The stream ends when the log does, or when the client is more than maxBufferedBytes behind as the
+        // next write comes (one write, an event or a replay, may exceed it): it then gets everything written
+        // so far, whole, and resumes from its last id. One that takes in nothing for STALLED_MS is dropped.
+        const finish = () => endBehind(res);
         conn.start((text) => {
+          if (res.writableLength > maxBufferedBytes) {
+            conn.close();
+            return finish();
+          }
           res.write(text);
-          if (res.writableLength > maxBufferedBytes) res.destroy(); // a slow client resumes from its last id
-        });
+        }, finish);
       } catch (error) {
         options.onerror?.(error);
         if (!res.headersSent) {
@@ -577,7 +665,7 @@ export function createEventLog(options = {}) {
         if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
         try {
-          conn = await connect(this.lastEventId(request));
+          conn = await connect(lastEventIdOfRequest(request));
         } catch {
           admission.release();
           return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
@@ -590,18 +678,30 @@ export function createEventLog(options = {}) {
           finish();
           return new Response(null, { status: 204 });
         }
+        if (!conn.open) {
+          admission.release();
+          return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
+        }
         request.signal?.addEventListener('abort', finish, { once: true });
         const body = new ReadableStream(
           {
             start(controller) {
               if (opts.retry) controller.enqueue(ENCODER.encode(opts.retry + '\n'));
+              // As serve(): the body ends, after what it holds, when the log does or the client is behind.
+              let ended = false;
+              const endBody = () => {
+                finish();
+                if (ended) return;
+                ended = true;
+                controller.close();
+              };
               conn.start((text) => {
-                controller.enqueue(ENCODER.encode(text));
                 if (controller.desiredSize < 0) {
-                  finish();
-                  controller.error(new Error(`${PREFIX}: the client fell more than maxBufferedBytes behind`));
+                  conn.close();
+                  return endBody();
                 }
-              });
+                controller.enqueue(ENCODER.encode(text));
+              }, endBody);
             },
             cancel: finish,
           },
@@ -615,9 +715,11 @@ export function createEventLog(options = {}) {
       }
     },
 
-    /** Detaches every connection (their responses stay the caller's to end) and closes the store. */
+    /** Ends every connection (the streams of serve() and response() end; a connect() handle's `end` is
+     * called), refuses the resumes still in flight, and closes the store. */
     async close() {
       closed = true;
+      for (const c of [...connections]) end(c);
       connections.clear();
       clearInterval(beat);
       clearTimeout(sweeper);

@@ -12,11 +12,13 @@
 // - Both connections reconnect on the package's ladder, full jitter: attempt n waits a uniform draw in
 //   [0, min(maxMs, baseMs * factor^(n-1))].
 // - The feed is continuous: after an outage it goes on from the last id it delivered, unless the stream no
-//   longer vouches for that id (Redis lost its data), in which case the log's window is reset and a gap
-//   marker is appended, so no client is left with a silent gap.
+//   longer vouches for that id (Redis lost its data), in which case the log's window is reset, the feed
+//   delivers the new stream from its start, and a gap marker is appended (as soon as the command connection
+//   is back), so no client is left with a silent gap. The check runs on the feed's own connection, every
+//   time it comes back, whichever of the two connections reconnects first.
 
 import { describe, finite, range } from './common.js';
-import { StoreUnavailableError, compareIds, vouches } from './log.js';
+import { StoreUnavailableError, compareIds, tooOld, vouches } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
 
@@ -96,8 +98,9 @@ function entriesOf(reply, key) {
 
 /**
  * A store in a Redis Stream at `key` (default 'events'; the floor is kept at `<key>:floor`). Resolves once
- * node-redis is loaded and the first connection attempt has ended, either way: if Redis is down the store
- * starts 'unavailable' and keeps trying on the ladder. Rejects with an Error naming the package if `redis`
+ * node-redis is loaded and the first connection attempt has ended, either way, or after the socket's
+ * `connectTimeout` (5 s) with no answer: if Redis is down or mute the store starts 'unavailable' and keeps
+ * trying on the ladder. Rejects with an Error naming the package if `redis`
  * is not installed.
  *
  * Options: `url` (default redis://127.0.0.1:6379), `key`, `maxEvents` (10,000), `maxAgeMs` (one hour),
@@ -107,20 +110,27 @@ function entriesOf(reply, key) {
 export async function createRedisStore(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createRedisStore takes an options object, not ${describe(options)}`);
   const url = options.url ?? 'redis://127.0.0.1:6379';
-  if (typeof url !== 'string') throw new TypeError(`${PREFIX}: url must be a redis:// URL string, not ${describe(url)}`);
+  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url) || !URL.canParse(url)) throw new TypeError(`${PREFIX}: url must be a redis:// or rediss:// URL string, not ${describe(url)}`);
   const key = options.key ?? 'events';
   if (typeof key !== 'string' || key === '') throw new TypeError(`${PREFIX}: key must be a non-empty string, not ${describe(key)}`);
   const maxEvents = range('maxEvents', options.maxEvents ?? 10_000, 1);
   if (maxEvents !== Infinity && !Number.isInteger(maxEvents)) throw new RangeError(`${PREFIX}: maxEvents must be a whole number, not ${maxEvents}`);
   const maxAgeMs = range('maxAgeMs', options.maxAgeMs ?? 3_600_000, 1);
+  for (const name of ['reconnect', 'clientOptions']) {
+    const value = options[name];
+    if (value !== undefined && (value === null || typeof value !== 'object')) throw new TypeError(`${PREFIX}: ${name} must be an object, not ${describe(value)}`);
+  }
   const ladder = { baseMs: 500, maxMs: 10_000, factor: 2, ...options.reconnect };
   finite('reconnect.baseMs', ladder.baseMs, 1);
   finite('reconnect.maxMs', ladder.maxMs, ladder.baseMs);
   finite('reconnect.factor', ladder.factor, 1);
   const blockMs = Math.round(finite('blockMs', options.blockMs ?? 5000, 1));
   const random = options.random ?? Math.random;
+  if (typeof random !== 'function') throw new TypeError(`${PREFIX}: random must be a function like Math.random, not ${describe(random)}`);
   const onreconnect = options.onreconnect ?? null;
+  if (onreconnect !== null && typeof onreconnect !== 'function') throw new TypeError(`${PREFIX}: onreconnect must be a function, not ${describe(onreconnect)}`);
   const now = options.now ?? Date.now;
+  if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
 
   let redis;
   try {
@@ -176,10 +186,10 @@ export async function createRedisStore(options = {}) {
 
   const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
 
-  async function run(command) {
-    if (!client.isReady) throw unavailable(lastError ?? 'not connected');
+  async function run(command, connection = client) {
+    if (!connection.isReady) throw unavailable(lastError ?? 'not connected');
     try {
-      return await client.sendCommand(command);
+      return await connection.sendCommand(command);
     } catch (error) {
       if (error instanceof redis.ErrorReply) {
         if (/equal or smaller than the target stream top item/.test(error.message)) {
@@ -192,22 +202,39 @@ export async function createRedisStore(options = {}) {
   }
 
   /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
-  async function script(body, sha, args) {
+  async function script(body, sha, args, connection) {
     try {
-      return await run(['EVALSHA', sha, '2', key, floorKey, ...args]);
+      return await run(['EVALSHA', sha, '2', key, floorKey, ...args], connection);
     } catch (error) {
       if (!/NOSCRIPT/.test(error?.message)) throw error;
-      return run(['EVAL', body, '2', key, floorKey, ...args]);
+      return run(['EVAL', body, '2', key, floorKey, ...args], connection);
     }
   }
 
-  async function stand(after, limit) {
-    const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()]);
+  /** Where the stream stands (and the entries after `after`, up to `limit`), on `connection`. */
+  async function stand(after, limit, connection) {
+    const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()], connection);
     return { floor: floor || null, first: first || null, head: head || null, entries };
   }
 
-  /** The feed: a blocking XREAD on its own connection, from the last id delivered. */
+  // The gap marker after Redis lost data, appended as soon as the command connection can (it reconnects on
+  // its own, maybe after the feed's).
+  let gapMarkerPending = false;
+  function appendGapMarker() {
+    gapMarkerPending = false;
+    store.append({ event: 'message', data: '', gap: true }).catch(() => {
+      gapMarkerPending = true;
+    });
+  }
+  client.on('ready', () => {
+    if (gapMarkerPending && !closed) appendGapMarker();
+  });
+
+  /** The feed: a blocking XREAD on its own connection, from the last id delivered. Every time that connection
+   * comes back, the feed first checks on it that the stream still vouches for lastSeen, until the check
+   * has been made: it must not depend on the command connection being back too. */
   async function follow() {
+    let checkPending = false;
     while (!closed) {
       if (!follower.isReady) {
         await new Promise((resolve) => {
@@ -215,23 +242,28 @@ export async function createRedisStore(options = {}) {
           closing.then(resolve);
         });
         if (closed) return;
-        // Back after an outage: go on from lastSeen if the stream still vouches for it.
-        if (lastSeen !== null && lastSeen !== '0-0') {
-          try {
-            const s = await stand(lastSeen, 0);
-            if (!vouches(lastSeen, s)) {
-              consumer?.reset(null);
-              lastSeen = s.head ?? '0-0';
-              store.append({ event: 'message', data: '', gap: true }).catch(() => {});
-            }
-          } catch {
-            continue;
+        checkPending = true;
+      }
+      if (checkPending && lastSeen !== null && lastSeen !== '0-0') {
+        try {
+          const s = await stand(lastSeen, 0, follower);
+          if (!vouches(lastSeen, s)) {
+            // Everything the stream holds now was appended since it lost its data: the feed delivers it all.
+            consumer?.reset(null);
+            lastSeen = '0-0';
+            appendGapMarker();
           }
+          checkPending = false;
+        } catch {
+          if (closed) return;
+          if (follower.isReady) await new Promise((r) => setTimeout(r, 50));
+          continue;
         }
       }
+      checkPending = false;
       try {
         if (lastSeen === null) {
-          const s = await stand('0-0', 0);
+          const s = await stand('0-0', 0, follower);
           lastSeen = s.head ?? '0-0';
           consumer?.reset(s.head);
         }
@@ -271,6 +303,8 @@ export async function createRedisStore(options = {}) {
       const fields = entry.gap ? ['g', '1'] : entry.event === 'message' ? ['d', entry.data] : ['e', entry.event, 'd', entry.data];
       // The age bound is applied by every read, and by an append at most once a second (it costs a lookup).
       const t = now();
+      const old = entry.id === undefined ? null : tooOld(entry.id, t, maxAgeMs);
+      if (old) throw old;
       const age = t - lastAgeTrim >= 1000 ? cutoff() : '';
       if (age) lastAgeTrim = t;
       return script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
@@ -294,8 +328,14 @@ export async function createRedisStore(options = {}) {
       closed = true;
       status = store.status = 'closed';
       close();
-      follower.destroy(); // its blocking read would hold close() for up to blockMs
-      await client.close().catch(() => client.destroy());
+      // The feed's blocking read would hold close() for up to blockMs; a command connection that is not
+      // ready has nothing to flush (and one stuck in its handshake would hold close() for ever).
+      for (const connection of client.isReady ? [follower] : [follower, client]) {
+        try {
+          connection.destroy();
+        } catch {}
+      }
+      if (client.isReady) await client.close().catch(() => client.destroy());
     },
   };
 
@@ -306,15 +346,25 @@ export async function createRedisStore(options = {}) {
   });
   client.connect().catch(() => {});
   follower.connect().catch(() => {});
-  await first;
-  if (!everReady) setStatus('unavailable', lastError);
+  // An endpoint that accepts and never answers sends neither 'ready' nor 'error': the first attempt and the
+  // first look at the stream get the socket's connectTimeout (node-redis's default, 5 s) in all, then the
+  // store starts 'unavailable' and the connections go on trying.
+  const startMs = options.clientOptions?.socket?.connectTimeout ?? 5000;
+  let startTimer;
+  const startExpired = new Promise((resolve) => {
+    startTimer = setTimeout(resolve, startMs);
+    startTimer.unref?.();
+  });
+  await Promise.race([first, startExpired]);
+  if (!everReady) setStatus('unavailable', lastError ?? new Error(`no answer from ${url} within ${startMs} ms`));
   else {
     // Know where the stream stands before the first connection asks.
     try {
-      const s = await stand('0-0', 0);
+      const s = await Promise.race([stand('0-0', 0), startExpired.then(() => Promise.reject(new Error('timed out')))]);
       lastSeen = s.head ?? '0-0';
     } catch {}
   }
+  clearTimeout(startTimer);
   follow();
   return store;
 }

@@ -11,7 +11,7 @@
 //   the node that started the stream (sticky routing).
 // - A chunk's frame is built once and shared by every client of the stream.
 
-import { ENCODER, HEADERS, describe, eventName, range } from './common.js';
+import { ENCODER, HEADERS, describe, endBehind, eventName, finite, range, responseGone, wait } from './common.js';
 import { frameOf } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
@@ -28,13 +28,16 @@ function streamId() {
  * start `produce()` (an async or sync iterable of strings or `{ event, data }`) as a new stream and send it;
  * with one, resume that stream after it, or answer 204. Options: `keepMs` (how long an ended stream stays
  * resumable, default 5 minutes), `maxEvents` (chunks a stream holds, default 100,000; past it the producer's
- * chunks are dropped and an `error` event says so), `lastEventIdParam` (default 'lastEventId').
+ * chunks are dropped and an `error` event says so), `lastEventIdParam` (default 'lastEventId'),
+ * `maxBufferedBytes` (a client this far behind as the next chunk comes is sent no more: its stream ends and
+ * it resumes; default 1 MiB).
  */
 export function createResumableStreams(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createResumableStreams takes an options object, not ${describe(options)}`);
-  const keepMs = range('keepMs', options.keepMs ?? 300_000, 0);
+  const keepMs = wait('keepMs', options.keepMs ?? 300_000); // a timer holds at most 2^31 - 1 ms
   const maxEvents = range('maxEvents', options.maxEvents ?? 100_000, 1);
   const lastEventIdParam = eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
+  const maxBufferedBytes = finite('maxBufferedBytes', options.maxBufferedBytes ?? 1 << 20, 1);
   const streams = new Map(); // id -> { id, frames, done, listeners }
 
   function start(produce) {
@@ -108,7 +111,19 @@ export function createResumableStreams(options = {}) {
         res.writeHead(200, HEADERS);
         for (let i = p.from; i < p.stream.frames.length; i++) res.write(p.stream.frames[i]);
         if (p.stream.done) return res.end();
-        const listener = { write: (text) => res.write(text), end: () => res.end() };
+        if (responseGone(res)) return; // the client went before serve() was called
+        // A client more than maxBufferedBytes behind as the next chunk comes is sent no more: its stream
+        // ends after what it was sent, whole, and it resumes from its last id.
+        const listener = {
+          write(text) {
+            if (res.writableLength > maxBufferedBytes) {
+              p.stream.listeners.delete(listener);
+              return endBehind(res);
+            }
+            res.write(text);
+          },
+          end: () => res.end(),
+        };
         p.stream.listeners.add(listener);
         res.on('close', () => p.stream.listeners.delete(listener));
       } catch (error) {
@@ -124,17 +139,29 @@ export function createResumableStreams(options = {}) {
         const p = plan(lastEventIdOf(request.headers.get('last-event-id'), request.url), produce);
         if (!p) return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
         let listener;
-        const body = new ReadableStream({
-          start(controller) {
-            for (let i = p.from; i < p.stream.frames.length; i++) controller.enqueue(ENCODER.encode(p.stream.frames[i]));
-            if (p.stream.done) return controller.close();
-            listener = { write: (text) => controller.enqueue(ENCODER.encode(text)), end: () => controller.close() };
-            p.stream.listeners.add(listener);
+        const body = new ReadableStream(
+          {
+            start(controller) {
+              for (let i = p.from; i < p.stream.frames.length; i++) controller.enqueue(ENCODER.encode(p.stream.frames[i]));
+              if (p.stream.done) return controller.close();
+              listener = {
+                write(text) {
+                  if (controller.desiredSize < 0) {
+                    p.stream.listeners.delete(listener); // behind: as serve()
+                    return controller.close();
+                  }
+                  controller.enqueue(ENCODER.encode(text));
+                },
+                end: () => controller.close(),
+              };
+              p.stream.listeners.add(listener);
+            },
+            cancel() {
+              p.stream.listeners.delete(listener);
+            },
           },
-          cancel() {
-            p.stream.listeners.delete(listener);
-          },
-        });
+          { highWaterMark: maxBufferedBytes, size: (chunk) => chunk.byteLength },
+        );
         return new Response(body, { status: 200, headers: HEADERS });
       } catch (error) {
         return new Response(String(error.message), { status: error instanceof TypeError ? 400 : 500 });

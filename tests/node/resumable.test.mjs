@@ -133,3 +133,71 @@ test('a resumable stream as a Web Response: the first event names the stream, a 
   assert.equal(none.status, 204);
   assert.throws(() => createResumableStreams({ keepMs: -1 }), RangeError);
 });
+
+test('keepMs past what a timer can hold is a RangeError naming it, not a stream forgotten at once', async () => {
+  for (const keepMs of [Infinity, 2 ** 31, 30 * 24 * 3600 * 1000]) {
+    assert.throws(() => createResumableStreams({ keepMs }), (e) => e instanceof RangeError && /keepMs/.test(e.message), String(keepMs));
+  }
+  // The longest a timer holds still keeps an ended stream resumable.
+  const streams = createResumableStreams({ keepMs: 2 ** 31 - 1 });
+  const id = streams.start(function* () {
+    yield 'a';
+    yield 'b';
+  });
+  await new Promise((r) => setTimeout(r, 30));
+  const resumed = streams.response(new Request('http://x/', { method: 'POST', headers: { 'Last-Event-ID': `${id}:1` } }), () => assert.fail('a resume starts nothing'));
+  assert.equal(await resumed.text(), `id: ${id}:2\ndata: b\n\n`);
+});
+
+test('a client that reads nothing holds a bounded amount: past maxBufferedBytes its stream ends, and a resume gets the rest', async () => {
+  const streams = createResumableStreams({ maxBufferedBytes: 64 * 1024 });
+  let release = null;
+  let produced = false;
+  const chunk = 'z'.repeat(16 * 1024);
+  const produce = async function* () {
+    for (let i = 0; i < 2000; i++) {
+      yield `${i} ${chunk}`; // 32 MB in all
+      if (i % 16 === 0) await new Promise((r) => setImmediate(r));
+    }
+    produced = true;
+    await new Promise((r) => (release = r));
+    yield '[DONE]';
+  };
+  let response;
+  const s = await listen((req, res) => ((response = res), streams.serve(req, res, produce)));
+  const net = await import('node:net');
+  const socket = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+  socket.write('POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+  socket.pause(); // reads nothing
+  try {
+    await new Promise((r) => setTimeout(r, 20));
+    let id = null;
+    const waitFor = async (test, what) => {
+      const end = Date.now() + 20_000;
+      while (!test()) {
+        if (Date.now() > end) throw new Error(`timed out: ${what}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
+    // The producer has run through its 2,000 chunks (it waits before its last).
+    await waitFor(() => produced, 'the producer reaches its end');
+    assert.ok(response.writableLength < 2 * 1024 * 1024, `${response.writableLength} bytes held for a client that reads nothing`);
+    // What the slow client was sent, read now, ends; its last id resumes the rest.
+    socket.resume();
+    let text = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => (text += d));
+    await waitFor(() => text.includes('\r\n0\r\n\r\n'), 'the cut-off stream ends');
+    const ids = [...text.matchAll(/id: ([0-9a-f]{16}:\d+)\n/g)].map((m) => m[1]);
+    id = ids.at(-1);
+    release();
+    const rest = await fetch(s.url, { method: 'POST', headers: { 'Last-Event-ID': id } });
+    const more = await rest.text();
+    const numbers = [...(text + more).matchAll(/data: (\d+) z/g)].map((m) => Number(m[1]));
+    assert.deepEqual(numbers, Array.from({ length: 2000 }, (_, i) => i), 'every chunk once, in order, across the cut');
+    assert.match(more, /data: \[DONE\]\n\n$/);
+  } finally {
+    socket.destroy();
+    await s.close();
+  }
+});

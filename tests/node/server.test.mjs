@@ -181,3 +181,15 @@ test('reject over node:http: the client reads the frame and the response ends', 
   assert.throws(() => reject({}, 1000), TypeError);
   assert.throws(() => reject({ writeHead() {}, end() {}, headersSent: true }, 1000), /already sent/);
 });
+
+test('a pause far ahead (or a very long line) never asks for a wait that reject() refuses: the wait is capped at 2^31 - 1 ms', async () => {
+  const now = clock(0);
+  for (const pace of [true, false]) {
+    const gate = createGate({ ratePerSec: 10, burst: 1, pace, now });
+    gate.pause(40 * 24 * 3600 * 1000); // forty days, past what setTimeout and retry: can hold
+    const a = gate.admit();
+    assert.equal(a.ok, false);
+    assert.ok(a.retryMs <= 2 ** 31 - 1, `pace ${pace}: ${a.retryMs}`);
+    assert.match(await rejectResponse(a.retryMs).text(), /^retry: \d+\n/);
+  }
+});

@@ -1,0 +1,401 @@
+// The event log where its users and clients misbehave: a writer that throws, a client that goes before
+// serve() is called, a resume that shares a read the window no longer joins, an event or a replay larger
+// than maxBufferedBytes, a client that reads nothing, close() with clients attached, and options of the
+// wrong type. Over both stores (a real redis-server on a free loopback port) and real HTTP clients on
+// 127.0.0.1 (Node's fetch).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import { existsSync } from 'node:fs';
+import { startRedis } from '../../scripts/redis-server.mjs';
+
+const shipped = new URL('../../pkg/server.js', import.meta.url);
+const server = await import(existsSync(shipped) ? shipped : new URL('../../src/server/index.js', import.meta.url));
+const { createEventLog, createMemoryStore, createRedisStore, createGate } = server;
+
+let redis;
+let keys = 0;
+before(async () => {
+  redis = await startRedis();
+});
+after(async () => {
+  await redis?.stop();
+});
+
+const STORES = {
+  memory: (opts = {}) => createMemoryStore(opts),
+  redis: (opts = {}) => createRedisStore({ url: redis.url, key: `faults:${process.pid}:${++keys}`, ...opts }),
+};
+
+/** What a connection wrote, as `[event, data]` pairs (comments dropped). */
+function parse(text) {
+  return text
+    .split('\n\n')
+    .slice(0, -1)
+    .map((block) => block.split('\n').filter((line) => !line.startsWith(':')))
+    .filter((lines) => lines.length)
+    .map((lines) => {
+      const field = (name) => lines.filter((l) => l.startsWith(`${name}: `)).map((l) => l.slice(name.length + 2));
+      return [field('event')[0] ?? 'message', field('data').join('\n')];
+    });
+}
+
+const until = async (test, what, ms = 10_000) => {
+  const end = Date.now() + ms;
+  while (!test()) {
+    if (Date.now() > end) throw new Error(`timed out: ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+async function listen(handler) {
+  const s = http.createServer(handler);
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${s.address().port}/`, close: () => (s.closeAllConnections(), new Promise((r) => s.close(r))) };
+}
+
+for (const kind of ['memory', 'redis']) {
+  describe(`${kind} store`, () => {
+    test('a writer that throws is closed alone: the append resolves and every other connection gets the event', async () => {
+      const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0 });
+      const texts = ['', ''];
+      (await log.connect(null)).start((t) => (texts[0] += t));
+      const broken = (await log.connect(null)).start(() => {
+        throw new Error('the socket under this writer is gone');
+      });
+      (await log.connect(null)).start((t) => (texts[1] += t));
+      await log.append({ data: 'one' });
+      await log.append({ data: 'two' });
+      await until(() => texts.every((t) => t.includes('data: two')), 'both good connections get both events');
+      assert.deepEqual(texts.map(parse), [
+        [['message', 'one'], ['message', 'two']],
+        [['message', 'one'], ['message', 'two']],
+      ]);
+      assert.equal(broken.open, false);
+      assert.equal(log.connections, 2);
+      await log.close();
+    });
+
+    test('a writer that appends as it is written to does not reorder what the other connections see', async () => {
+      const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0 });
+      let answered = null;
+      (await log.connect(null)).start((t) => {
+        if (t.includes('data: ping')) answered = log.append({ data: 'pong' });
+      });
+      let seen = '';
+      (await log.connect(null)).start((t) => (seen += t));
+      await log.append({ data: 'ping' });
+      await until(() => answered !== null && seen.includes('data: pong'), 'the answer reaches the other connection');
+      await answered;
+      assert.deepEqual(parse(seen), [['message', 'ping'], ['message', 'pong']]);
+      await log.close();
+    });
+
+    test('a given id of 0-0 is a RangeError in both stores (Redis takes no id at or below it)', async () => {
+      const log = createEventLog({ store: await STORES[kind]({ maxAgeMs: Infinity }), heartbeatMs: 0 });
+      await assert.rejects(log.append({ data: 'x', id: '0-0' }), (e) => e instanceof RangeError && /0-0/.test(e.message));
+      assert.match(await log.append({ data: 'x', id: '0-1' }), /^0-1$/);
+      await log.close();
+    });
+
+    test('a given id older than maxAgeMs is a RangeError in both stores (Redis dropped it as it stored it, the memory store kept it)', async () => {
+      const log = createEventLog({ store: await STORES[kind]({ maxAgeMs: 60_000 }), heartbeatMs: 0 });
+      let text = '';
+      (await log.connect(null)).start((t) => (text += t));
+      await assert.rejects(log.append({ data: 'from 1970', id: '5-0' }), (e) => e instanceof RangeError && /maxAgeMs/.test(e.message));
+      const recent = `${Date.now() - 1000}-0`;
+      assert.equal(await log.append({ data: 'a second ago', id: recent }), recent);
+      await until(() => text.includes('data: a second ago'), 'the recent one is delivered');
+      assert.deepEqual(parse(text), [['message', 'a second ago']]);
+      await log.close();
+    });
+
+    test('a resume that shares a read the window no longer joins is told to reload, never left with a gap', async () => {
+      // The store keeps 10 events and the log no recent window; 15 are appended between the shared read
+      // and the second resume, so reading on from the shared snapshot finds it trimmed past.
+      const log = createEventLog({ store: await STORES[kind]({ maxEvents: 10 }), recent: 0, heartbeatMs: 0, snapshotMs: 60_000 });
+      const ids = [];
+      for (let i = 0; i < 10; i++) ids.push(await log.append({ data: String(i) }));
+      let first = '';
+      const a = (await log.connect(ids[2])).start((t) => (first += t));
+      for (let i = 10; i < 25; i++) ids.push(await log.append({ data: String(i) }));
+      await until(() => first.includes('data: 24'), 'the first client is live up to the last event');
+      let second = '';
+      const b = (await log.connect(ids[2])).start((t) => (second += t));
+      assert.equal(log.stats.sharedReads, 1, 'the second resume shared the first one read');
+      const got = parse(second);
+      const numbers = got.filter(([e]) => e === 'message').map(([, d]) => Number(d));
+      const told = got.some(([e]) => e === 'reload');
+      // Either every event after ids[2] arrives, or the client is told to reload: never 3..9 and then silence.
+      assert.ok(told || numbers.join() === Array.from({ length: 22 }, (_, i) => i + 3).join(), `got ${JSON.stringify(got)}`);
+      a.close();
+      b.close();
+      await log.close();
+    });
+
+    test('a resume the recent window holds is still held to maxReplay', async () => {
+      const log = createEventLog({ store: await STORES[kind](), maxReplay: 3, recent: 100, heartbeatMs: 0 });
+      const ids = [];
+      for (let i = 0; i < 10; i++) ids.push(await log.append({ data: String(i) }));
+      await until(() => log.stats.reads >= 0 && (kind === 'memory' || log.store.head === ids[9]), 'the feed has delivered the last event');
+      let text = '';
+      (await log.connect(ids[0])).start((t) => (text += t));
+      assert.deepEqual(parse(text), [['reload', 'too-far']]);
+      let near = '';
+      (await log.connect(ids[6])).start((t) => (near += t));
+      assert.deepEqual(parse(near), [['message', '7'], ['message', '8'], ['message', '9']]);
+      await log.close();
+    });
+
+    test('an event larger than maxBufferedBytes, and a replay larger than it, reach a client that reads', async () => {
+      const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0, maxBufferedBytes: 64 * 1024 });
+      const s = await listen((req, res) => log.serve(req, res));
+      try {
+        const first = await log.append({ data: 'small' });
+        const big = 'x'.repeat(1 << 20);
+        await log.append({ data: big });
+        for (let i = 0; i < 200; i++) await log.append({ data: String(i).padEnd(1000, '.') }); // a 200 kB replay
+        const last = await log.append({ data: 'last' });
+        await until(() => kind === 'memory' || log.store.head === last, 'the feed has delivered the last event');
+        const ac = new AbortController();
+        const res = await fetch(s.url, { headers: { 'Last-Event-ID': first }, signal: ac.signal });
+        let text = '';
+        const decoder = new TextDecoder();
+        try {
+          for await (const chunk of res.body) {
+            text += decoder.decode(chunk, { stream: true });
+            if (text.endsWith('data: last\n\n')) break;
+          }
+        } catch {}
+        ac.abort();
+        const got = parse(text);
+        assert.equal(got.length, 202, `${text.length} bytes in ${got.length} events, then the connection ended`);
+        assert.equal(got[0][1], big);
+      } finally {
+        await s.close();
+        await log.close();
+      }
+    });
+
+    test('a Web Response carries an event larger than maxBufferedBytes', async () => {
+      const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0, maxBufferedBytes: 64 * 1024 });
+      const first = await log.append({ data: 'small' });
+      const big = 'y'.repeat(1 << 20);
+      const last = await log.append({ data: big });
+      await until(() => kind === 'memory' || log.store.head === last, 'the feed has delivered the last event');
+      const res = await log.response(new Request('http://x/', { headers: { 'Last-Event-ID': first } }));
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      while (!text.endsWith('\n\n')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      assert.deepEqual(parse(text), [['message', big]]);
+      await reader.cancel();
+      await log.close();
+    });
+  });
+}
+
+test('a client that reads nothing is cut off: the server holds a bounded amount for it and stops feeding it', async () => {
+  const log = createEventLog({ heartbeatMs: 0, maxBufferedBytes: 64 * 1024 });
+  let response;
+  const s = await listen((req, res) => ((response = res), log.serve(req, res)));
+  const net = await import('node:net');
+  const socket = net.connect(Number(new URL(s.url).port), '127.0.0.1');
+  socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  socket.pause(); // reads nothing
+  try {
+    await until(() => log.connections === 1, 'the client is attached');
+    const chunk = 'z'.repeat(16 * 1024);
+    for (let i = 0; i < 2000 && log.connections === 1; i++) {
+      await log.append({ data: chunk }); // 32 MB if nothing stopped it
+      if (i % 16 === 0) await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(log.connections, 0, 'the slow client is no longer fed');
+    assert.ok((response.writableLength ?? 0) < 2 * 1024 * 1024, `${response.writableLength} bytes held for it`);
+  } finally {
+    socket.destroy();
+    await s.close();
+    await log.close();
+  }
+});
+
+test('serve() called after the client has gone (a slow middleware) holds no connection and no gate place', async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  const gate = createGate({ ratePerSec: 1000 });
+  let served = () => {};
+  const s = await listen(async (req, res) => {
+    await new Promise((r) => req.socket.once('close', r)); // the client goes while a middleware awaits
+    await log.serve(req, res, { gate });
+    served();
+  });
+  try {
+    const ac = new AbortController();
+    const done = new Promise((r) => (served = r));
+    fetch(s.url, { signal: ac.signal }).catch(() => {});
+    await new Promise((r) => setTimeout(r, 50));
+    ac.abort();
+    await done;
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(log.connections, 0);
+    assert.equal(gate.open, 0);
+  } finally {
+    await s.close();
+    await log.close();
+  }
+});
+
+test('HTTP/2: serve() called after the client has reset its stream holds no connection and no gate place', async () => {
+  const http2 = await import('node:http2');
+  const log = createEventLog({ heartbeatMs: 0 });
+  const gate = createGate({ ratePerSec: 1000 });
+  let served = () => {};
+  const done = new Promise((r) => (served = r));
+  const s = http2.createServer(async (req, res) => {
+    await new Promise((r) => res.stream.once('close', r)); // the client goes while a middleware awaits
+    await log.serve(req, res, { gate });
+    served();
+  });
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const client = http2.connect(`http://127.0.0.1:${s.address().port}`);
+  try {
+    const req = client.request({ ':path': '/' });
+    req.on('error', () => {});
+    await new Promise((r) => setTimeout(r, 50));
+    req.close();
+    await done;
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(log.connections, 0);
+    assert.equal(gate.open, 0);
+  } finally {
+    client.close();
+    await new Promise((r) => s.close(r));
+    await log.close();
+  }
+});
+
+test('serve and response work unbound, as route handlers (`app.get(path, log.serve)`, `export const GET = log.response`)', async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  const first = await log.append({ data: 'a' });
+  await log.append({ data: 'b' });
+  const { serve, response } = log;
+  // Next.js calls a route handler with (request, context); Express with (req, res, next).
+  const web = await response(new Request('http://x/', { headers: { 'Last-Event-ID': first } }), { params: {} });
+  assert.equal(web.status, 200);
+  const reader = web.body.getReader();
+  assert.deepEqual(parse(new TextDecoder().decode((await reader.read()).value)), [['message', 'b']]);
+  await reader.cancel();
+  const s = await listen((req, res) => serve(req, res, () => {}));
+  try {
+    const ac = new AbortController();
+    const res = await fetch(s.url, { headers: { 'Last-Event-ID': first }, signal: ac.signal });
+    assert.equal(res.status, 200);
+    const r = res.body.getReader();
+    assert.deepEqual(parse(new TextDecoder().decode((await r.read()).value)), [['message', 'b']]);
+    ac.abort();
+  } finally {
+    await s.close();
+    await log.close();
+  }
+});
+
+test('close() ends the streams serve() and response() hold, releases their gate places, and refuses resumes still in flight', async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  const gate = createGate({ ratePerSec: 1000 });
+  const id = await log.append({ data: 'a' });
+  const s = await listen((req, res) => log.serve(req, res, { gate }));
+  try {
+    const res = await fetch(s.url);
+    const web = await log.response(new Request('http://x/'), { gate });
+    const handle = await log.connect(null);
+    handle.start(() => {});
+    const inFlight = log.connect(id); // resolved after close(): the log holds nothing for it
+    assert.equal(gate.open, 2);
+    await log.close();
+    assert.equal(await res.text(), '', 'the node:http stream ends');
+    assert.equal(await web.text(), '', 'the Web stream ends');
+    assert.equal(handle.open, false);
+    await assert.rejects(inFlight.then((h) => (h.open ? Promise.resolve('open') : Promise.reject(new Error('closed')))));
+    await until(() => gate.open === 0, 'both gate places released');
+    assert.equal(log.connections, 0);
+  } finally {
+    await s.close();
+  }
+});
+
+test('options of the wrong type are TypeErrors or RangeErrors naming the option', async () => {
+  const cases = [
+    [{ now: 'yesterday' }, TypeError, /now/],
+    [{ random: 5 }, TypeError, /random/],
+    [{ maxReplay: 1.5 }, RangeError, /maxReplay/],
+    [{ maxReplay: Infinity }, RangeError, /maxReplay/],
+  ];
+  for (const [options, type, name] of cases) {
+    assert.throws(() => createEventLog(options), (e) => e instanceof type && name.test(e.message), JSON.stringify(options));
+  }
+  const redisCases = [
+    [{ random: 'x' }, TypeError, /random/],
+    [{ now: 1 }, TypeError, /now/],
+    [{ onreconnect: 'log' }, TypeError, /onreconnect/],
+    [{ reconnect: 'fast' }, TypeError, /reconnect/],
+    [{ clientOptions: 'x' }, TypeError, /clientOptions/],
+    [{ url: 'http://127.0.0.1:6379' }, TypeError, /url/],
+    [{ url: 'redis://[not a host' }, TypeError, /url/],
+  ];
+  for (const [options, type, name] of redisCases) {
+    await assert.rejects(createRedisStore({ url: redis.url, ...options }), (e) => e instanceof type && name.test(e.message), String(Object.keys(options)));
+  }
+});
+
+test('Redis restarted empty, whichever of the two connections comes back first: live clients get the gap marker every time', async () => {
+  // The feed's connection and the command connection reconnect on independent draws of the ladder; the
+  // check that the stream still vouches for the feed's position must not need the command connection.
+  // Each round here is a coin toss between the two orders.
+  for (let round = 0; round < 6; round++) {
+    const store = await createRedisStore({ url: redis.url, key: `faults:${process.pid}:restart:${round}`, reconnect: { baseMs: 200, maxMs: 200 } });
+    const log = createEventLog({ store, heartbeatMs: 0 });
+    try {
+      let text = '';
+      (await log.connect(null)).start((t) => (text += t));
+      await log.append({ data: 'before' });
+      await until(() => text.includes('data: before'), 'the live client has the first event');
+      await redis.kill();
+      await redis.start(); // no persistence: the stream is gone
+      await until(() => store.client.isReady && log.status === 'ready', 'the store is back');
+      let id = null;
+      while (id === null) id = await log.append({ data: 'after' }).catch(() => null);
+      await until(() => text.includes('data: after'), 'the live client has the event appended after');
+      await until(() => text.includes('data: gap'), 'the live client is told of the gap');
+      // The marker comes after the events appended before the feed's check, if any: both orders say it.
+      const got = parse(text).map(([event, data]) => `${event}:${data}`);
+      assert.deepEqual([got[0], ...got.slice(1).sort()], ['message:before', 'message:after', 'reload:gap'], `round ${round}`);
+    } finally {
+      await log.close();
+    }
+  }
+});
+
+test('createRedisStore against an endpoint that accepts and never answers resolves, unavailable, after connectTimeout; close() returns', async () => {
+  const net = await import('node:net');
+  const mute = net.createServer((socket) => socket.on('data', () => {}));
+  await new Promise((r) => mute.listen(0, '127.0.0.1', r));
+  let timer;
+  try {
+    const started = Date.now();
+    const store = await Promise.race([
+      createRedisStore({ url: `redis://127.0.0.1:${mute.address().port}`, clientOptions: { socket: { connectTimeout: 300 } } }),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('createRedisStore did not resolve in 5 s')), 5000))),
+    ]);
+    assert.equal(store.status, 'unavailable');
+    assert.ok(Date.now() - started < 2000, `resolved after ${Date.now() - started} ms`);
+    const log = createEventLog({ store, heartbeatMs: 0 });
+    assert.equal(await log.append({ data: 'live only' }), null, 'an append while unavailable resolves null');
+    await log.close();
+  } finally {
+    clearTimeout(timer);
+    mute.close();
+  }
+});
