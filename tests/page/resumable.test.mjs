@@ -40,14 +40,11 @@ before(async () => {
         log.requests.push({ lastEventId: req.headers['last-event-id'] ?? null, body });
         res.shouldKeepAlive = false; // a cut is a closed socket, not a reused connection
         if (log.requests.length === 1) {
-          // The first answer is cut after its stream event and three tokens.
+          // The first answer is cut after its stream event and three tokens, once the third has reached the
+          // socket (a destroy before that drops it, and the client would rightly resume after the second).
           let frames = 0;
           const write = res.write.bind(res);
-          res.write = (chunk) => {
-            const ok = write(chunk);
-            if (++frames === 4) setImmediate(() => res.destroy());
-            return ok;
-          };
+          res.write = (chunk) => (++frames === 4 ? write(chunk, () => res.destroy()) : write(chunk));
         }
         streams.serve(req, res, () => answer(name));
       });
@@ -66,11 +63,14 @@ after(async () => {
 });
 
 const script = (engine) => `
-  window.__r = { tokens: [], statuses: [] };
+  window.__r = { tokens: [], statuses: [], before: null };
   import('/pkg/fetch.js').then(({ createManagedStream }) => {
     createManagedStream('/v1/chat?c=${engine}', {
       onMessage: (e) => window.__r.tokens.push(e.data),
-      onStatus: (s) => window.__r.statuses.push(s),
+      onStatus: (s) => {
+        window.__r.statuses.push(s);
+        if (s === 'reconnecting') window.__r.before ??= window.__r.tokens.length;
+      },
     }, {
       transport: 'fetch', method: 'POST', headers: { 'Content-Type': 'application/json' },
       body: () => JSON.stringify({ prompt: 'a story' }), until: (e) => e.data === '[DONE]', baseMs: 50, maxMs: 100,
@@ -94,7 +94,10 @@ async function check(engine, evaluate) {
   assert.equal(log.generated, 1, 'the answer was generated once');
   assert.equal(log.requests.length, 2, JSON.stringify(log.requests));
   assert.equal(log.requests[0].lastEventId, null);
-  assert.match(log.requests[1].lastEventId, /^[0-9a-f]{16}:3$/, 'the resume names the stream and its third token');
+  // The server cuts the first answer after its third token has reached the socket; the browser may still
+  // drop that token with the connection (seen in Chromium under load), and then it comes in the resume.
+  assert.ok(r.before === 2 || r.before === 3, `tokens before the cut: ${r.before}`);
+  assert.match(log.requests[1].lastEventId, new RegExp(`^[0-9a-f]{16}:${r.before}$`), 'the resume names the stream and the last token the client had');
   assert.equal(log.requests[1].body, '{"prompt":"a story"}', 'the POST was sent again');
 }
 
