@@ -125,6 +125,10 @@ export interface RedisStoreOptions extends MemoryStoreOptions {
   onreconnect?: (info: { attempt: number; delayMs: number }) => void;
   /** How long the follow read blocks, ms. Default 5,000. */
   blockMs?: number;
+  /** How long a command may go unanswered by a Redis that is connected (a partition, a pause), ms: then a
+   * read fails as unavailable and an append rejects with an Error whose `code` is 'STORE_TIMEOUT' (Redis may
+   * still store it; it is not sent live). close() waits no longer than this either. Default 5,000. */
+  commandTimeoutMs?: number;
   /** More node-redis client options (not `url`, `disableOfflineQueue` or `socket.reconnectStrategy`). */
   clientOptions?: Record<string, unknown>;
 }

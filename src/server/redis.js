@@ -9,6 +9,10 @@
 //   it can vouch for an id (log.js, `vouches`).
 // - Commands never queue while Redis is down (`disableOfflineQueue`): an append or a read fails at once
 //   with a StoreUnavailableError, and the log serves live events without it meanwhile.
+// - No command waits more than `commandTimeoutMs` for a Redis that is connected and answers nothing (a
+//   partition, a pause): a read then fails as unavailable (it is safe to ask again), and an append rejects
+//   with code STORE_TIMEOUT and is not sent live, since Redis may still have stored it (the feed then
+//   delivers it, once). close() does not wait for such a Redis either.
 // - Both connections reconnect on the package's ladder, full jitter: attempt n waits a uniform draw in
 //   [0, min(maxMs, baseMs * factor^(n-1))].
 // - The feed is continuous: after an outage it goes on from the last id it delivered, unless the stream no
@@ -17,7 +21,7 @@
 //   is back), so no client is left with a silent gap. The check runs on the feed's own connection, every
 //   time it comes back, whichever of the two connections reconnects first.
 
-import { describe, finite, range } from './common.js';
+import { describe, finite, range, wait } from './common.js';
 import { StoreUnavailableError, compareIds, tooOld, vouches } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
@@ -105,7 +109,8 @@ function entriesOf(reply, key) {
  *
  * Options: `url` (default redis://127.0.0.1:6379), `key`, `maxEvents` (10,000), `maxAgeMs` (one hour),
  * `reconnect: { baseMs: 500, maxMs: 10000, factor: 2 }`, `random`, `onreconnect({ attempt, delayMs })`,
- * `blockMs` (the follow read's wait, 5,000), `clientOptions` (more node-redis options).
+ * `blockMs` (the follow read's wait, 5,000), `commandTimeoutMs` (how long a command may go unanswered,
+ * 5,000), `clientOptions` (more node-redis options).
  */
 export async function createRedisStore(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createRedisStore takes an options object, not ${describe(options)}`);
@@ -125,6 +130,7 @@ export async function createRedisStore(options = {}) {
   finite('reconnect.maxMs', ladder.maxMs, ladder.baseMs);
   finite('reconnect.factor', ladder.factor, 1);
   const blockMs = Math.round(finite('blockMs', options.blockMs ?? 5000, 1));
+  const commandTimeoutMs = wait('commandTimeoutMs', options.commandTimeoutMs ?? 5000) || 1;
   const random = options.random ?? Math.random;
   if (typeof random !== 'function') throw new TypeError(`${PREFIX}: random must be a function like Math.random, not ${describe(random)}`);
   const onreconnect = options.onreconnect ?? null;
@@ -186,11 +192,23 @@ export async function createRedisStore(options = {}) {
 
   const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
 
+  /** `command` on `connection`, given up after commandTimeoutMs with an error whose code is STORE_TIMEOUT
+   * (node-redis's own timeout stops at the write: a written command waits for its reply for ever). */
   async function run(command, connection = client) {
     if (!connection.isReady) throw unavailable(lastError ?? 'not connected');
+    let timer;
     try {
-      return await connection.sendCommand(command);
+      const sent = connection.sendCommand(command);
+      sent.catch(() => {}); // its reply, or its failure, may come after the timeout
+      const silence = new Promise((_, reject) => {
+        timer = setTimeout(() => {
+          const what = command[0] === 'EVALSHA' || command[0] === 'EVAL' ? 'a script' : command[0];
+          reject(Object.assign(new Error(`${PREFIX}: Redis at ${url} did not answer ${what} within ${commandTimeoutMs} ms (commandTimeoutMs); it may still carry it out`), { code: 'STORE_TIMEOUT' }));
+        }, commandTimeoutMs);
+      });
+      return await Promise.race([sent, silence]);
     } catch (error) {
+      if (error?.code === 'STORE_TIMEOUT') throw error;
       if (error instanceof redis.ErrorReply) {
         if (/equal or smaller than the target stream top item/.test(error.message)) {
           throw new RangeError(`${PREFIX}: a given id must be above the stream's last id (${error.message})`);
@@ -198,6 +216,8 @@ export async function createRedisStore(options = {}) {
         throw error;
       }
       throw unavailable(error);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -335,7 +355,14 @@ export async function createRedisStore(options = {}) {
           connection.destroy();
         } catch {}
       }
-      if (client.isReady) await client.close().catch(() => client.destroy());
+      // A Redis that answers nothing would hold close() (it waits for the replies due): commandTimeoutMs at most.
+      if (client.isReady) {
+        let timer;
+        const silence = new Promise((resolve) => (timer = setTimeout(resolve, commandTimeoutMs, 'silent')));
+        const outcome = await Promise.race([client.close().catch(() => 'failed'), silence]);
+        clearTimeout(timer);
+        if (outcome) client.destroy();
+      }
     },
   };
 

@@ -399,3 +399,68 @@ test('createRedisStore against an endpoint that accepts and never answers resolv
     mute.close();
   }
 });
+
+test('Redis connected but answering nothing (CLIENT PAUSE): an append rejects with STORE_TIMEOUT and is not sent live, a resume is refused, close() returns; once Redis answers, the feed delivers the append that was stored, once', async () => {
+  const { createClient } = await import('redis');
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  const key = `faults:${process.pid}:${++keys}`;
+  const log = createEventLog({ store: await createRedisStore({ url: redis.url, key, commandTimeoutMs: 400 }), heartbeatMs: 0, recent: 1 });
+  const web = await listen((req, res) => log.serve(req, res));
+  const seen = [];
+  const live = await log.connect('');
+  live.start((text) => seen.push(...parse(text)));
+  let paused = false;
+  try {
+    const first = await log.append({ data: 'before' });
+    await log.append({ data: 'second' });
+    await log.append({ data: 'third' });
+    await until(() => seen.length === 3, 'the live connection has the three events');
+    await admin.sendCommand(['CLIENT', 'PAUSE', '3000', 'WRITE']);
+    paused = true;
+    const started = Date.now();
+    const error = await log.append({ data: 'during' }).then(() => null, (e) => e);
+    assert.equal(error?.code, 'STORE_TIMEOUT', String(error));
+    assert.match(error.message, /commandTimeoutMs/);
+    assert.ok(Date.now() - started < 2000, `the append settled after ${Date.now() - started} ms`);
+    assert.deepEqual(seen.map(([, d]) => d), ['before', 'second', 'third'], 'nothing was sent live for it');
+    // A resume after the first event needs the store (the recent window holds the last one): refused softly,
+    // in time.
+    const t0 = Date.now();
+    const answer = await fetch(web.url, { headers: { 'Last-Event-ID': first }, signal: AbortSignal.timeout(5000) });
+    const body = await answer.text();
+    assert.match(body, /^retry: \d+/m, `a soft refusal: ${answer.status} ${body}`);
+    assert.ok(Date.now() - t0 < 2000, `answered after ${Date.now() - t0} ms`);
+    // When Redis answers again, what the paused append stored comes through the feed, once.
+    await until(() => seen.length === 4, 'the stored append delivered by the feed', 10_000);
+    assert.deepEqual(seen.map(([, d]) => d), ['before', 'second', 'third', 'during']);
+    paused = false;
+  } finally {
+    live.close();
+    if (paused) await admin.sendCommand(['CLIENT', 'UNPAUSE']).catch(() => {});
+    const t1 = Date.now();
+    await log.close();
+    assert.ok(Date.now() - t1 < 2000, `close() took ${Date.now() - t1} ms`);
+    await web.close();
+    await admin.close();
+  }
+});
+
+test('close() with Redis answering nothing returns within commandTimeoutMs', async () => {
+  const { createClient } = await import('redis');
+  const admin = createClient({ url: redis.url });
+  await admin.connect();
+  const log = createEventLog({ store: await createRedisStore({ url: redis.url, key: `faults:${process.pid}:${++keys}`, commandTimeoutMs: 300 }), heartbeatMs: 0 });
+  try {
+    await log.append({ data: 'one' });
+    await admin.sendCommand(['CLIENT', 'PAUSE', '3000', 'ALL']);
+    const pending = log.append({ data: 'two' }).catch((e) => e);
+    const t0 = Date.now();
+    await log.close();
+    assert.ok(Date.now() - t0 < 1500, `close() took ${Date.now() - t0} ms`);
+    assert.ok((await pending) instanceof Error, 'the pending append settled');
+  } finally {
+    await admin.sendCommand(['CLIENT', 'UNPAUSE']).catch(() => {});
+    await admin.close();
+  }
+});
