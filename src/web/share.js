@@ -109,7 +109,8 @@ function fromLeader(record, m) {
   if (m.kind === 'leading') {
     hello(record);
   } else if (m.kind === 'event') {
-    if (m.id !== '') record.lastEventId = m.id;
+    // The leader's event carries the stream's last id (an empty one is a reset, as on the leader).
+    record.lastEventId = m.id;
     const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
     deliver(record, m.type, e);
     if (record.until) until(record, e);
