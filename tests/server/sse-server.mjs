@@ -5,6 +5,11 @@
 //
 //   GET /plan?c=NAME&steps=503,503,events:3&then=stream   set the plan (and forget the client's log)
 //   GET /sse?c=NAME                                        one connection attempt; runs the next step
+//   GET /sse?c=NAME&moved=302:strict                      a stream that has moved: redirected (302, or 301,
+//                                                          307, 308) to the same URL with hop=1 added, on
+//                                                          the strict origin (or 'here', this one), which
+//                                                          runs the step; the redirect is logged as step
+//                                                          'moved'
 //   GET /log?c=NAME                                        every attempt: time, URL, Last-Event-ID, step,
 //                                                          method, Authorization, Accept, body;
 //                                                          streams open now (open), the most at once
@@ -138,6 +143,20 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     // Requests not yet finished, answered or not (a held one counts too), until the connection goes.
     c.inflight += 1;
     res.on('close', () => (c.inflight -= 1));
+    // A stream that has moved (?moved=STATUS:WHERE): every request that has not followed a redirect yet is
+    // sent on, to the same path and query with hop=1, on this origin (WHERE 'here') or the strict one
+    // ('strict'), where the client's plan answers it. Logged with step 'moved'.
+    const moved = url.searchParams.get('moved');
+    if (moved && !url.searchParams.has('hop')) {
+      const [status, where] = moved.split(':');
+      const to = new URL(req.url, where === 'strict' ? `http://${host}:${strictPort}` : `http://${req.headers.host}`);
+      to.searchParams.set('hop', '1');
+      c.log.push({ t: performance.now(), url: req.url, lastEventIdHeader: req.headers['last-event-id'] ?? null, origin: req.headers.origin ?? null, step: 'moved', method: req.method });
+      res.shouldKeepAlive = false;
+      res.writeHead(Number(status), { Location: to.href, ...cors(req) });
+      res.end();
+      return;
+    }
     let step = c.steps.length ? c.steps.shift() : c.then;
     if (step === 'chaos') step = chaos(c);
     const headerId = req.headers['last-event-id'];
