@@ -147,6 +147,16 @@ function isSignal(s) {
   }
 }
 
+/** Whether `e` is an Event, of this realm or another (an iframe's), by the brand check of its `type` getter. */
+function isEvent(e) {
+  try {
+    Object.getOwnPropertyDescriptor(Event.prototype, 'type').get.call(e);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `capture` from the third argument of add/removeEventListener. */
 const capture = (o) => (typeof o === 'boolean' ? o : o != null && typeof o === 'object' && !!o.capture);
 
@@ -227,7 +237,7 @@ export function dress(Class, recordOf, attributes, callbacks, states) {
     },
     dispatchEvent(event) {
       const record = recordOf(this);
-      if (!(event instanceof Event)) fail('dispatchEvent needs an Event');
+      if (!isEvent(event)) fail('dispatchEvent needs an Event');
       if (event.eventPhase !== Event.NONE || inFlight.includes(event)) {
         throw new DOMException(PREFIX + 'dispatchEvent: the event is being dispatched already', 'InvalidStateError');
       }

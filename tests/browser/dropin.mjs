@@ -206,7 +206,7 @@ test('what the constructor takes: URL objects, relative URLs, withCredentials; w
   compared++;
 });
 
-test("addEventListener's signal may be an AbortSignal of another realm (an iframe's), as on EventTarget", async () => {
+test("addEventListener's signal may be an AbortSignal of another realm (an iframe's), and dispatchEvent an Event of another realm, as on EventTarget", async () => {
   const frame = document.createElement('iframe');
   document.body.append(frame);
   try {
@@ -225,6 +225,17 @@ test("addEventListener's signal may be an AbortSignal of another realm (an ifram
     }
     eq(heard['realm-ours'], heard['realm-native']);
     eq(heard['realm-native'], { signalled: 1, plain: 3 });
+    const dispatched = [];
+    for (const C of [Native, Ours]) {
+      const es = new C(url('realm-dispatch'));
+      es.close();
+      const seen = [];
+      es.addEventListener('ping', (e) => seen.push([e.type, e.target === es]));
+      seen.push(es.dispatchEvent(new frame.contentWindow.Event('ping')));
+      dispatched.push(seen);
+    }
+    eq(dispatched[1], dispatched[0]);
+    eq(dispatched[0], [['ping', true], true]);
     compared++;
   } finally {
     frame.remove();
