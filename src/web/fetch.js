@@ -146,8 +146,12 @@ async function read(c, u, url, id) {
     if (never) return inputWith(record, failure(undefined, never), I_UNUSABLE);
     const init = await requestInit(c, url[1], id !== undefined);
     if (c.dead) return;
+    // What the fetch option throws (rather than rejects with) is its own code failing, as a headers
+    // function's is: `fetch` itself rejects for the network.
+    c.step = 'fetch option';
+    const pending = record.fetchOptions.fetch(url[0], init);
     c.step = 'fetch';
-    const r = await record.fetchOptions.fetch(url[0], init);
+    const r = await pending;
     if (c.dead) return discard(r);
     c.step = 'response';
     if (!opened(c, r, url[1])) return;
