@@ -67,7 +67,10 @@ export function startShared(record, values, key) {
     // first event on (those who joined before it are asked again: 'leading'); and their visibility.
     if (m.data.types) for (const type of m.data.types) record.remoteTypes.add(type);
     if (m.data.from !== undefined) peer(record, m.data);
-    if (share.leader) fromFollower(record, m.data);
+    // An event the previous leader relayed before it let go may reach this client after the lock did:
+    // until this client begins, it is still the stream's (and this client's connection resumes after it).
+    if (share.leader && record.state === PENDING && m.data.kind === 'event') relayed(record, m.data);
+    else if (share.leader) fromFollower(record, m.data);
     else fromLeader(record, m.data);
   };
   hello(record);
@@ -119,6 +122,7 @@ function lead(record, values, release) {
   record.state = PENDING;
   // The followers' event types, which they told the leader before this one: they tell them again.
   share.channel.postMessage({ kind: 'leading' });
+  share.values = values;
   values[V_RESUME_FROM] = record.lastEventId || undefined;
   afterInstantiate(record, values);
 }
@@ -144,17 +148,24 @@ function fromFollower(record, m) {
   } else if (m.kind === 'retryNow' && record.shell) record.shell.input(I_RETRY_NOW);
 }
 
+/** A server's event the leader relayed, for this client's listeners (and `until`). */
+function relayed(record, m) {
+  // The leader's event carries the stream's last id (an empty one is a reset, as on the leader).
+  record.lastEventId = m.id;
+  // A client that leads but has not begun resumes after it (see lead).
+  if (record.state === PENDING) record.share.values[V_RESUME_FROM] = m.id || undefined;
+  const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
+  deliver(record, m.type, e);
+  if (record.until) until(record, e);
+}
+
 /** What a follower does with the leader's news. */
 function fromLeader(record, m) {
   if (record.state !== FOLLOWING) return;
   if (m.kind === 'leading') {
     hello(record);
   } else if (m.kind === 'event') {
-    // The leader's event carries the stream's last id (an empty one is a reset, as on the leader).
-    record.lastEventId = m.id;
-    const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
-    deliver(record, m.type, e);
-    if (record.until) until(record, e);
+    relayed(record, m);
   } else if (m.kind === 'note') {
     if (m.what === N_STATUS) record.attempt = m.state[2];
     notify(record, m.what, m.a, m.b);

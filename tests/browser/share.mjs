@@ -123,3 +123,45 @@ for (const [entry, extra] of ENTRIES) {
     ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
   });
 }
+
+test('an event the previous leader relayed before letting go, which reaches the next one after the lock: delivered, resumed after, and until on it ends the stream with no connection of its own', async () => {
+  if (!sharing) return;
+  for (const variant of ['until', 'resume']) {
+    // A copy of the package of its own, whose module is compiled only when its client comes to lead
+    // (slowly: the compile waits 500 ms), so that the lock reaches it well before it begins.
+    const { ManagedEventSource } = await import(`/pkg/index.js?late-${variant}`);
+    const c = `share-late-${variant}`, name = `${c}-${Math.random()}`;
+    await plan(c, '', 'stream');
+    // The lock is held by "another tab's leader", which relays over a channel of the stream's name.
+    let release;
+    await new Promise((held) => navigator.locks.request(`managed-eventsource:${name}`, () => (held(), new Promise((r) => (release = r)))));
+    const previous = new BroadcastChannel(`managed-eventsource:${name}`);
+    const compile = WebAssembly.compile;
+    WebAssembly.compile = (bytes) => sleep(500).then(() => compile(bytes));
+    let next;
+    try {
+      next = new ManagedEventSource(url(c), { share: name, lastEventIdParam: 'lastEventId', ...(variant === 'until' ? { until: (e) => e.data === 'done' } : {}) });
+      const seen = [];
+      next.onmessage = (e) => seen.push([e.data, e.lastEventId]);
+      release();
+      ok(await until(2000, () => next.leader), 'the lock came');
+      // The previous leader's last event, which arrives after the lock did.
+      previous.postMessage({ kind: 'event', type: 'message', data: 'done', id: '7', origin: location.origin });
+      ok(await until(2000, () => seen.length > 0), 'delivered');
+      eq(seen[0], ['done', '7']);
+      eq(next.lastEventId, '7');
+      if (variant === 'until') {
+        ok(await until(2000, () => next.status === 'closed'), next.status);
+        await sleep(700); // past the compile
+        eq((await log(c)).attempts.length, 0, 'no connection of its own');
+      } else {
+        ok(await until(3000, async () => (await log(c)).attempts.length === 1), 'it connects');
+        ok((await log(c)).attempts[0].url.endsWith('&lastEventId=7'), 'resuming after the relayed event');
+      }
+    } finally {
+      WebAssembly.compile = compile;
+      next?.close();
+      previous.close();
+    }
+  }
+});
