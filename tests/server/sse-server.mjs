@@ -70,6 +70,7 @@
 //   close:CODE                             a clean close with CODE (and reason 'bye')
 //   refuse                                 refuse the upgrade (the socket is destroyed)
 //   hang                                   accept the TCP connection and never answer the upgrade
+//   noproto                                accept the upgrade choosing none of the subprotocols offered
 // The log of a WebSocket client also holds every message it sent and the close code and reason it sent.
 //
 // Events are numbered per client from 1 and resume after the id in the Last-Event-ID header or the
@@ -468,6 +469,8 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
   });
   const strictListening = new Promise((r) => strict.listen(0, host, () => r((strictPort = strict.address().port))));
   const wss = new WebSocketServer({ noServer: true });
+  // 'noproto': a server that takes none of the subprotocols the client offers (the browser then fails it).
+  const noProtocol = new WebSocketServer({ noServer: true, handleProtocols: () => false });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     const c = client(url.searchParams.get('c') ?? 'default');
@@ -476,7 +479,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     const [kind, arg] = step.split(':');
     if (kind === 'refuse') return socket.destroy();
     if (kind === 'hang') return; // the upgrade is never answered; the socket closes with the server
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    (kind === 'noproto' ? noProtocol : wss).handleUpgrade(req, socket, head, (ws) => {
       c.open += 1;
       c.maxOpen = Math.max(c.maxOpen, c.open);
       let timer;
