@@ -184,10 +184,16 @@ export const watch = guard(function watch(record, visible, online) {
   };
   listen(g, 'pageshow', (e) => e.persisted && record.shell.input(I_RESTORED));
   if (visible) {
-    const seen = () => record.shell.input(d.visibilityState === 'hidden' ? I_HIDDEN : I_WAKE);
+    // A shared stream is hidden only once every page that shares it is (share.js): this page leaving the
+    // view while another shows the stream changes nothing.
+    const hidden = () => (record.share ? record.share.hidden() : d?.visibilityState === 'hidden');
+    const seen = () => {
+      if (hidden()) record.shell.input(I_HIDDEN);
+      else if (d.visibilityState !== 'hidden') record.shell.input(I_WAKE);
+    };
     listen(d, 'visibilitychange', seen);
     listen(d, 'resume', () => record.shell.input(I_WAKE));
-    if (d?.visibilityState === 'hidden') queueMicrotask(seen);
+    if (hidden()) queueMicrotask(seen);
   }
   if (online) {
     listen(g, 'online', () => record.shell.input(I_ONLINE));

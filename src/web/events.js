@@ -134,6 +134,29 @@ export function slot(record, type) {
   return s;
 }
 
+/**
+ * Whether `s` is an AbortSignal, of this realm or another (an iframe's): AbortSignal's `aborted` getter
+ * answers for any and throws for anything else, the brand check EventTarget makes of a listener's `signal`.
+ */
+function isSignal(s) {
+  try {
+    Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get.call(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `e` is an Event, of this realm or another (an iframe's), by the brand check of its `type` getter. */
+function isEvent(e) {
+  try {
+    Object.getOwnPropertyDescriptor(Event.prototype, 'type').get.call(e);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** `capture` from the third argument of add/removeEventListener. */
 const capture = (o) => (typeof o === 'boolean' ? o : o != null && typeof o === 'object' && !!o.capture);
 
@@ -145,7 +168,7 @@ export function add(record, type, listener, o) {
   }
   const object = o != null && typeof o === 'object';
   const signal = object ? o.signal : undefined;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) fail("addEventListener's signal must be an AbortSignal");
+  if (signal !== undefined && !isSignal(signal)) fail("addEventListener's signal must be an AbortSignal");
   if (signal?.aborted) return;
   const s = slot(record, type);
   const c = capture(o);
@@ -214,7 +237,7 @@ export function dress(Class, recordOf, attributes, callbacks, states) {
     },
     dispatchEvent(event) {
       const record = recordOf(this);
-      if (!(event instanceof Event)) fail('dispatchEvent needs an Event');
+      if (!isEvent(event)) fail('dispatchEvent needs an Event');
       if (event.eventPhase !== Event.NONE || inFlight.includes(event)) {
         throw new DOMException(PREFIX + 'dispatchEvent: the event is being dispatched already', 'InvalidStateError');
       }

@@ -30,6 +30,23 @@ function native(Class, name) {
 /** Whether an `open` or `error` event is a server's named event (a MessageEvent), not the connection's own. */
 const named = (e) => 'data' in e;
 
+/**
+ * `e`, a server's event on `connection`, showing the last event id the stream had before this source when
+ * it is the source's own that is empty because no event of this source has carried an id yet: a native
+ * EventSource keeps its last event id across its reconnects, where each of ours is a new source that starts
+ * with none (the id an EventSource reconnect sends, which the instance's `lastEventId` keeps too). An
+ * empty `id:` field as a new source's first id reads the same as none, as it does for the instance.
+ */
+function carry(connection, e) {
+  if (e.lastEventId !== '') connection.sawId = true;
+  else {
+    // The instance's id before this source's first event: the one the stream had when the source was made.
+    connection.carried ??= connection.record.shell.lastEventId() ?? '';
+    if (connection.carried !== '') Object.defineProperty(e, 'lastEventId', { value: connection.carried, configurable: true });
+  }
+  return e;
+}
+
 /** Listens to `type` on the connection's source, once. */
 function listen(connection, type, f) {
   native(EventTarget, 'addEventListener').value.call(connection.source, type, f);
@@ -56,7 +73,7 @@ export const eventSourceTransport = {
     connection.types.add(type);
     if (type === 'open' || type === 'error') return; // listened to already, see attach
     const listeners = slot(connection.record, type);
-    listen(connection, type, (e) => arrived(connection, type, e, listeners));
+    listen(connection, type, (e) => arrived(connection, type, connection.sawId ? e : carry(connection, e), listeners));
   },
   /** Tells the listeners of a failure: the browser's `error` event, or one made for a failure the browser
    * did not report (a stall, a connect timeout). */
@@ -70,15 +87,16 @@ export const source = (record, url) => new EventSource(url, record);
 
 /** Called by Rust for every new EventSource: our listeners on it. Returns the connection record. */
 export const attach = guard(function attach(record, es) {
-  const connection = { ...connectionOf(record, es), listeners: [], types: new Set() };
+  // sawId: whether an event of this source has carried an id; carried: the id before it (see carry).
+  const connection = { ...connectionOf(record, es), listeners: [], types: new Set(), sawId: false, carried: undefined };
   const readyState = native(EventSource, 'readyState').get;
   // The connection's own open and error go to Rust (which ignores `a` for an open), and on from there; a
   // server's event named open or error is an ordinary named event. A source the browser gave up on before
   // it opened, whose URL will fail every time (effects.js's neverOpens), fails the stream for good.
   let opened = false;
-  listen(connection, 'open', (e) => (named(e) ? arrived(connection, 'open', e) : ((opened = true), inputWith(record, e, I_OPENED))));
+  listen(connection, 'open', (e) => (named(e) ? arrived(connection, 'open', carry(connection, e)) : ((opened = true), inputWith(record, e, I_OPENED))));
   listen(connection, 'error', (e) => {
-    if (named(e)) return arrived(connection, 'error', e);
+    if (named(e)) return arrived(connection, 'error', carry(connection, e));
     const closed = readyState.call(es) === 2, why = closed && !opened && neverOpens(es.url);
     if (why) e.message = PREFIX + why;
     inputWith(record, e, why ? I_UNUSABLE : I_FAILED, closed);

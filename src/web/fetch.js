@@ -42,8 +42,10 @@ function configure(record, o) {
     // when the page's script runs from a WebDriver eval: its globalThis is not the Window's).
     f = (url, init) => fetch(url, init);
   } else if (typeof f !== 'function') fail('option fetch must be a function');
-  // idUnsent: whether the client said once that this engine cannot send its id as a header.
-  record.fetchOptions = { headers, method, body, fetch: f, idUnsent: false };
+  // idUnsent: whether the client said once that this engine cannot send its id as a header; landed: the
+  // origin of the URL the last open stream was asked at, and the origin it was answered from (after
+  // redirects), for the cross-origin rule of requestInit.
+  record.fetchOptions = { headers, method, body, fetch: f, idUnsent: false, landed: null };
 }
 
 /** Headers as a plain object: a Headers or a list of pairs as fetch reads them, an object copied. */
@@ -144,8 +146,12 @@ async function read(c, u, url, id) {
     if (never) return inputWith(record, failure(undefined, never), I_UNUSABLE);
     const init = await requestInit(c, url[1], id !== undefined);
     if (c.dead) return;
+    // What the fetch option throws (rather than rejects with) is its own code failing, as a headers
+    // function's is: `fetch` itself rejects for the network.
+    c.step = 'fetch option';
+    const pending = record.fetchOptions.fetch(url[0], init);
     c.step = 'fetch';
-    const r = await record.fetchOptions.fetch(url[0], init);
+    const r = await pending;
     if (c.dead) return discard(r);
     c.step = 'response';
     if (!opened(c, r, url[1])) return;
@@ -178,14 +184,16 @@ async function read(c, u, url, id) {
 async function refusesHeader(c, url) {
   const init = c.init, headers = { ...init.headers };
   delete headers['Last-Event-ID'];
+  let r;
   try {
-    await c.record.fetchOptions.fetch(url[0], { ...init, method: init.method === 'GET' ? 'GET' : 'HEAD', body: undefined, headers });
+    r = await c.record.fetchOptions.fetch(url[0], { ...init, method: init.method === 'GET' ? 'GET' : 'HEAD', body: undefined, headers });
   } catch {
     return '';
   } finally {
     c.abort.abort();
   }
-  return `${new URL(url[1]).origin} does not allow the Last-Event-ID header (Access-Control-Allow-Headers), so no resume reaches it; allow it, or set lastEventIdParam`;
+  // The origin that answered: the one the stream moved to, where the URL redirects.
+  return `${new URL((typeof r?.url === 'string' && r.url) || url[1]).origin} does not allow the Last-Event-ID header (Access-Control-Allow-Headers), so no resume reaches it; allow it, or set lastEventIdParam`;
 }
 
 /**
@@ -202,7 +210,10 @@ async function requestInit(c, href, inUrl) {
   c.step = 'body';
   const body = typeof f.body === 'function' ? await f.body() : f.body;
   const headers = Object.keys(given).some((k) => k.toLowerCase() === 'accept') ? given : { Accept: 'text/event-stream', ...given };
-  const cross = typeof location === 'object' && new URL(href).origin !== location.origin;
+  // Cross-origin: the URL is, or the stream it gave last time was answered from another origin (it
+  // redirects there, and the redirected request needs the preflight too).
+  const origin = new URL(href).origin, landed = f.landed?.[0] === origin ? f.landed[1] : origin;
+  const cross = typeof location === 'object' && (origin !== location.origin || landed !== location.origin);
   if (c.id !== '' && !(cross && inUrl)) {
     const value = idHeader(c.id);
     if (value !== undefined) {
@@ -228,6 +239,7 @@ function opened(c, r, href) {
   const type = r.headers.get('content-type') ?? '';
   if (status === 200 && /^text\/event-stream[\t ]*(;|$)/i.test(type.trim()) && typeof r.body?.getReader === 'function') {
     c.origin = new URL(r.url || href).origin;
+    c.record.fetchOptions.landed = [new URL(href).origin, c.origin];
     c.reader = r.body.getReader();
     inputWith(c.record, Object.assign(new Event('open'), { status, headers: r.headers }), I_OPENED);
     return true;

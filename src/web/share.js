@@ -9,8 +9,8 @@
 // It may not decide anything: the browser grants the lock, and the leader's machine does the rest. It sits
 // on top of client.js; nothing below imports it.
 
-import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, V_RESUME_FROM } from './boundary.js';
-import { afterInstantiate, lastEventIdOf, notify, tellStatus, FOLLOWING, PENDING } from './client.js';
+import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_WAKE, I_HIDDEN, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, V_RESUME_FROM } from './boundary.js';
+import { afterInstantiate, lastEventIdOf, notify, tellStatus, FOLLOWING, LIVE, PENDING } from './client.js';
 import { until } from './connection.js';
 import { instantiate, optionsPass, rust } from './loader.js';
 import { deliver } from './events.js';
@@ -42,6 +42,15 @@ export function startShared(record, values, key) {
       }
     },
     retryNow: () => share.channel.postMessage({ kind: 'retryNow' }),
+    /** This client's name among those that share, and whether each of the others' pages is visible. */
+    id: Math.random().toString(36).slice(2),
+    peers: new Map(),
+    /** Whether the stream is out of every sharing page's view: what a leader's pauseWhenHiddenMs and
+     * reconnectOnVisible go by (effects.js's watch), since its connection serves the visible ones too. */
+    hidden: () => hiddenHere() && ![...share.peers.values()].includes(true),
+    /** Tells the others this page's visibility when it changes, and that it is out of view once it goes
+     * (pagehide: closed, navigated away, into the back-forward cache). */
+    seen: (e) => share.channel.postMessage({ kind: 'seen', from: share.id, visible: e?.type !== 'pagehide' && !hiddenHere() }),
   };
   record.share = share;
   record.state = FOLLOWING;
@@ -52,11 +61,16 @@ export function startShared(record, values, key) {
     else if (!share.leader) share.channel.postMessage({ kind: 'types', types: [type] });
   };
   record.forward = (type, e) => share.leader && share.channel.postMessage({ kind: 'event', type, data: e.data, id: e.lastEventId, origin: e.origin });
+  watchPage(share, 'addEventListener');
   share.channel.onmessage = (m) => {
     // Every client keeps the others' event types, so that one that comes to lead relays them from its
-    // first event on (those who joined before it are asked again: 'leading').
+    // first event on (those who joined before it are asked again: 'leading'); and their visibility.
     if (m.data.types) for (const type of m.data.types) record.remoteTypes.add(type);
-    if (share.leader) fromFollower(record, m.data);
+    if (m.data.from !== undefined) peer(record, m.data);
+    // An event the previous leader relayed before it let go may reach this client after the lock did:
+    // until this client begins, it is still the stream's (and this client's connection resumes after it).
+    if (share.leader && record.state === PENDING && m.data.kind === 'event') relayed(record, m.data);
+    else if (share.leader) fromFollower(record, m.data);
     else fromLeader(record, m.data);
   };
   hello(record);
@@ -68,8 +82,36 @@ export function startShared(record, values, key) {
 /** What a leader tells the followers of its shell: its status, readyState and attempt. */
 const shellState = (record) => [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q));
 
-/** Tells the other clients the event types this one listens to (and a leader, that it has joined). */
-const hello = (record) => record.share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()] });
+/** Adds or removes (`how`) the page listeners that tell the others this page's visibility (none in a worker). */
+function watchPage(share, how) {
+  const d = globalThis.document;
+  if (typeof d?.[how] !== 'function') return;
+  d[how]('visibilitychange', share.seen);
+  globalThis[how]('pagehide', share.seen);
+  globalThis[how]('pageshow', share.seen);
+}
+
+/** Whether this client's own page is hidden (a worker has no page: never). */
+const hiddenHere = () => globalThis.document?.visibilityState === 'hidden';
+
+/** Tells the other clients the event types this one listens to and whether its page is visible (and a
+ * leader, that it has joined). */
+const hello = (record) =>
+  record.share.channel.postMessage({ kind: 'hello', types: [...record.listeners.keys()], from: record.share.id, visible: !hiddenHere() });
+
+/**
+ * Another client's page is visible or hidden (`hello`, `seen`), or it has gone (`bye`). A leader's shell
+ * hears it as its own page's: a page that comes into view wakes the stream (a pause, a wait), and the last
+ * one to leave the view lets it pause.
+ */
+function peer(record, m) {
+  const share = record.share, was = share.peers.get(m.from);
+  if (m.kind === 'bye') share.peers.delete(m.from);
+  else share.peers.set(m.from, m.visible);
+  if (!share.leader || record.state !== LIVE) return;
+  if (m.visible && !was) record.shell.input(I_WAKE);
+  else if (share.hidden()) record.shell.input(I_HIDDEN);
+}
 
 /** This client got the lock: it holds the connection now, once the module is instantiated. */
 function lead(record, values, release) {
@@ -80,6 +122,7 @@ function lead(record, values, release) {
   record.state = PENDING;
   // The followers' event types, which they told the leader before this one: they tell them again.
   share.channel.postMessage({ kind: 'leading' });
+  share.values = values;
   values[V_RESUME_FROM] = record.lastEventId || undefined;
   afterInstantiate(record, values);
 }
@@ -88,6 +131,8 @@ function lead(record, values, release) {
 function leave(record) {
   const share = record.share;
   share.leader = false;
+  watchPage(share, 'removeEventListener');
+  share.channel.postMessage({ kind: 'bye', from: share.id });
   share.channel.close();
   share.abort.abort();
   share.release?.();
@@ -103,16 +148,24 @@ function fromFollower(record, m) {
   } else if (m.kind === 'retryNow' && record.shell) record.shell.input(I_RETRY_NOW);
 }
 
+/** A server's event the leader relayed, for this client's listeners (and `until`). */
+function relayed(record, m) {
+  // The leader's event carries the stream's last id (an empty one is a reset, as on the leader).
+  record.lastEventId = m.id;
+  // A client that leads but has not begun resumes after it (see lead).
+  if (record.state === PENDING) record.share.values[V_RESUME_FROM] = m.id || undefined;
+  const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
+  deliver(record, m.type, e);
+  if (record.until) until(record, e);
+}
+
 /** What a follower does with the leader's news. */
 function fromLeader(record, m) {
   if (record.state !== FOLLOWING) return;
   if (m.kind === 'leading') {
     hello(record);
   } else if (m.kind === 'event') {
-    if (m.id !== '') record.lastEventId = m.id;
-    const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
-    deliver(record, m.type, e);
-    if (record.until) until(record, e);
+    relayed(record, m);
   } else if (m.kind === 'note') {
     if (m.what === N_STATUS) record.attempt = m.state[2];
     notify(record, m.what, m.a, m.b);

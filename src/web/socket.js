@@ -26,6 +26,7 @@ const socketTransport = {
     record.queueMax = o.queue?.max;
     record.binaryType = 'blob';
     record.closing = null; // close(code, reason) on a live socket: { code, reason }
+    record.last = null; // the socket last let go of, whose protocol, extensions and bufferedAmount stay readable
   },
   /** A socket relays only messages, from attachSocket on. */
   relay() {},
@@ -42,6 +43,9 @@ const socketTransport = {
 function startSocket(client, url, options) {
   if (typeof WebSocket !== 'function') fail('this runtime has no WebSocket');
   if (typeof url !== 'function') url = `${url}`;
+  // As `new WebSocket(url, protocols)`: a string or a list of strings in the options' place is the
+  // subprotocols.
+  if (typeof options === 'string' || Array.isArray(options)) options = { protocols: options };
   const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose', 'signal']);
   const signal = signalOf(o);
   let protocols = o.protocols ?? [];
@@ -106,21 +110,33 @@ export const attachSocket = guard((record, ws) => {
 export const detachSocket = guard((connection) => {
   const record = connection.record, ws = connection.source;
   if (record.connection === connection) record.connection = null;
+  record.last = ws;
   for (const [type, f] of connection.listeners) ws.removeEventListener(type, f);
   const closing = record.closing;
   if (!closing) return;
   // Only the arguments the user gave: Chromium reads close(undefined, '') as code 0, and throws.
   if (closing.code === undefined) ws.close();
   else ws.close(closing.code, closing.reason);
-  ws.addEventListener(
-    'close',
-    (e) => {
-      record.closing = null;
-      deliver(record, 'close', e);
-    },
-    { once: true },
-  );
+  // What the socket fires once closing reaches the user: an error where it had not opened yet (it fails,
+  // CLOSED), then its close.
+  const end = (e) => {
+    record.closing = null;
+    deliver(record, e.type, e);
+  };
+  ws.addEventListener('error', end, { once: true });
+  ws.addEventListener('close', end, { once: true });
 });
+
+/** A close code as WebSocket's close() converts it (WebIDL's [Clamp] unsigned short): a number (what
+ * ToNumber throws for, a Symbol, is thrown), NaN as 0, clamped to 0..65535, rounded to the nearest whole
+ * number, a half to the even one. */
+function clampCode(code) {
+  let x = +code;
+  if (x !== x) return 0;
+  x = Math.min(Math.max(x, 0), 65535);
+  const whole = Math.floor(x), rest = x - whole;
+  return rest > 0.5 || (rest === 0.5 && whole % 2 === 1) ? whole + 1 : whole;
+}
 
 const encoder = new TextEncoder();
 
@@ -151,13 +167,13 @@ export class ManagedWebSocket {
     return attemptOf(this.#record);
   }
   get bufferedAmount() {
-    return this.#record.connection?.source.bufferedAmount ?? 0;
+    return (this.#record.connection?.source ?? this.#record.last)?.bufferedAmount ?? 0;
   }
   get protocol() {
-    return this.#record.connection?.source.protocol ?? '';
+    return (this.#record.connection?.source ?? this.#record.last)?.protocol ?? '';
   }
   get extensions() {
-    return this.#record.connection?.source.extensions ?? '';
+    return (this.#record.connection?.source ?? this.#record.last)?.extensions ?? '';
   }
   get binaryType() {
     return this.#record.binaryType;
@@ -192,8 +208,12 @@ export class ManagedWebSocket {
   /** Closes for good, with the close frame's code and reason; queued messages are dropped. Final in every
    * state, also after the server closed the socket. */
   close(code, reason) {
-    if (code !== undefined && !(code === 1000 || (Number.isInteger(code) && code >= 3000 && code <= 4999))) {
-      throw new DOMException(`${PREFIX}close code must be 1000 or from 3000 to 4999, not ${code}`, 'InvalidAccessError');
+    if (code !== undefined) {
+      const given = code;
+      code = clampCode(code);
+      if (!(code === 1000 || (code >= 3000 && code <= 4999))) {
+        throw new DOMException(`${PREFIX}close code must be 1000 or from 3000 to 4999, not ${String(given)}`, 'InvalidAccessError');
+      }
     }
     reason = reason === undefined ? '' : `${reason}`;
     if (encoder.encode(reason).length > 123) throw new DOMException(`${PREFIX}close reason must be at most 123 bytes of UTF-8`, 'SyntaxError');

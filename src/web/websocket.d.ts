@@ -51,8 +51,9 @@ export type SocketListener<E> = ((this: ManagedWebSocket, ev: E) => unknown) | {
 
 /** A WebSocket that reconnects through a jittered exponential backoff ladder. */
 export declare class ManagedWebSocket {
-  /** `url` is what WebSocket takes, or a function called for every attempt (fresh tokens). */
-  constructor(url: string | URL | (() => string | URL), options?: SocketOptions);
+  /** `url` is what WebSocket takes, or a function called for every attempt (fresh tokens). As with WebSocket,
+   * the second argument may be the subprotocols themselves (a string or an array): `{ protocols }`. */
+  constructor(url: string | URL | (() => string | URL), options?: SocketOptions | string | string[]);
   static readonly CONNECTING: 0;
   static readonly OPEN: 1;
   static readonly CLOSING: 2;

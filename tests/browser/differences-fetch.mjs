@@ -117,6 +117,46 @@ test('cross-origin, the same server, fetch transport without lastEventIdParam: t
   eq((await log('cors-header')).preflights.length, 2);
 });
 
+test('a stream that has moved to another origin (a same-origin URL redirected to that server): native resumes there with Last-Event-ID; the fetch transport counts it as cross-origin, so with lastEventIdParam the id goes in the query alone and no event is lost', async () => {
+  // Every request to the same-origin URL is redirected to the strict origin, which runs the plan.
+  await plan('moved-native', 'retry:50+events:2', 'stall');
+  const native = new EventSource(url('moved-native', '&moved=302:strict'));
+  const n = [];
+  native.onmessage = (e) => n.push(e.lastEventId);
+  ok(await until(5000, async () => (await log('moved-native')).attempts.filter((a) => a.step !== 'moved').length >= 2), 'native reconnected');
+  native.close();
+  let l = await log('moved-native');
+  eq([n, l.attempts.filter((a) => a.step !== 'moved').map((a) => a.lastEventIdHeader), l.preflights.length], [['1', '2'], [null, '2'], 0], 'native');
+  await plan('moved-param', 'events:2,events:3', 'stall');
+  const ours = new ManagedEventSource(url('moved-param', '&moved=302:strict'), { ...F, lastEventIdParam: 'lastEventId' });
+  const ids = [];
+  ours.onmessage = (e) => ids.push(e.lastEventId);
+  ok(await until(5000, () => ids.length >= 5), `ours: ${ids} (${ours.status})`);
+  ok(await until(5000, async () => (await log('moved-param')).attempts.filter((a) => a.step !== 'moved').length >= 3));
+  ours.close();
+  eq(ids, ['1', '2', '3', '4', '5']);
+  l = await log('moved-param');
+  const answered = l.attempts.filter((a) => a.step !== 'moved');
+  eq(answered.slice(0, 3).map((a) => a.lastEventIdHeader), [null, null, null], 'no header');
+  ok(answered[1].url.includes('&lastEventId=2&') && answered[2].url.includes('&lastEventId=5&'), answered[2].url);
+  eq(l.preflights, [], 'no preflight');
+});
+
+test('a stream that has moved to another origin, fetch transport without lastEventIdParam: the refused preflight fails the stream at once, naming the origin it moved to and the header', async () => {
+  await plan('moved-header', 'events:2', 'stall');
+  const ours = new ManagedEventSource(url('moved-header', '&moved=302:strict'), F);
+  const seen = { statuses: [], errors: [] };
+  ours.onstatus = (s) => seen.statuses.push(s);
+  ours.onerror = (e) => seen.errors.push(e.message ?? '');
+  ok(await until(5000, () => ours.status === 'failed'), `statuses ${seen.statuses}`);
+  await sleep(500); // a ladder of 20 ms would have retried many times by now
+  ours.close();
+  eq(seen.statuses, ['open', 'reconnecting', 'failed', 'closed']);
+  const { origin } = await (await fetch('/strict')).json();
+  ok(seen.errors.at(-1).startsWith(`managed-eventsource: ${origin} does not allow the Last-Event-ID header`) && /lastEventIdParam/.test(seen.errors.at(-1)), seen.errors.at(-1));
+  eq((await log('moved-header')).preflights.map((p) => p.headers), ['last-event-id']);
+});
+
 test('cross-origin resume where the server is down: the ladder, as for any network failure (the check fails too)', async () => {
   await plan('cors-down', 'events:2', 'stall');
   const base = await strictUrl('cors-down');

@@ -238,3 +238,50 @@ test("stallTimeoutMs without heartbeatEvent against a server that keeps alive wi
     eq(warned.length, 1, 'nothing more');
   });
 });
+
+/** What a source's listeners see until `n` events: each message's and retry-hint event's lastEventId. */
+function ids(es) {
+  const seen = [];
+  for (const type of ['message', 'retry-hint']) es.addEventListener(type, (e) => seen.push(`${type[0]}:${e.lastEventId}`));
+  return seen;
+}
+
+test('not a difference: an event on a reconnected stream before its first id carries the last id, as on the native object; an id: field resets it; a follower of a shared stream hears the same', async () => {
+  // Three responses: two events with ids 1 and 2; an event with no id (named retry-hint, which is not
+  // ours here); then ids 1 and 2, an empty id: field (a reset), and an event with no id.
+  const steps = (c) => plan(c, 'slow:300+retry:50+events:2,retry:50+hintdata:x,retry:50+idreset', 'stall');
+  const EXPECTED = ['m:1', 'm:2', 'r:2', 'm:1', 'm:2', 'm:', 'm:'];
+  await steps('carry-native');
+  const native = new EventSource(url('carry-native'));
+  const n = ids(native);
+  ok(await until(5000, () => n.length >= 7), `native: ${n}`);
+  native.close();
+  eq(n, EXPECTED, 'native');
+  for (const extra of [{}, { lastEventIdParam: 'lastEventId' }]) {
+    const c = `carry-ours-${Object.keys(extra).length}`;
+    await steps(c);
+    const ours = new ManagedEventSource(url(c), { ...LADDER, baseMs: 50, ...extra });
+    const o = ids(ours);
+    // What the instance says at each event is what the event says.
+    const agree = [];
+    ours.addEventListener('retry-hint', (e) => agree.push(e.lastEventId === ours.lastEventId));
+    ok(await until(5000, () => o.length >= 7), `ours ${c}: ${o}`);
+    ours.close();
+    eq(o, EXPECTED, `ours ${c}`);
+    eq(agree, [true], `ours ${c}: the instance's lastEventId`);
+  }
+  if (typeof BroadcastChannel !== 'function' || typeof navigator.locks?.request !== 'function') return;
+  await steps('carry-shared');
+  const name = `carry-${Math.random()}`;
+  const leader = new ManagedEventSource(url('carry-shared'), { ...LADDER, baseMs: 50, share: name });
+  const follower = new ManagedEventSource(url('carry-shared'), { ...LADDER, baseMs: 50, share: name });
+  const l = ids(leader), f = ids(follower);
+  const followerIds = [];
+  follower.addEventListener('message', () => followerIds.push(follower.lastEventId));
+  ok(await until(5000, () => l.length >= 7 && f.length >= 7), `shared: ${l} / ${f}`);
+  ok(leader.leader && !follower.leader);
+  leader.close();
+  follower.close();
+  eq([l, f], [EXPECTED, EXPECTED], 'shared: the leader, the follower');
+  eq(followerIds, ['1', '2', '1', '2', '', ''], "the follower's lastEventId follows the reset too");
+});

@@ -206,6 +206,42 @@ test('what the constructor takes: URL objects, relative URLs, withCredentials; w
   compared++;
 });
 
+test("addEventListener's signal may be an AbortSignal of another realm (an iframe's), and dispatchEvent an Event of another realm, as on EventTarget", async () => {
+  const frame = document.createElement('iframe');
+  document.body.append(frame);
+  try {
+    const heard = {};
+    for (const C of [Native, Ours]) {
+      const c = `realm-${C === Native ? 'native' : 'ours'}`;
+      await plan(c, 'retry:50+events:3', '404');
+      const es = new C(url(c));
+      const ac = new frame.contentWindow.AbortController();
+      const seen = { signalled: 0, plain: 0 };
+      es.addEventListener('message', () => (seen.signalled++, ac.abort()), { signal: ac.signal });
+      es.addEventListener('message', () => seen.plain++);
+      ok(await until(5000, () => es.readyState === 2), `${c}: ${es.readyState}`);
+      es.close();
+      heard[c] = seen;
+    }
+    eq(heard['realm-ours'], heard['realm-native']);
+    eq(heard['realm-native'], { signalled: 1, plain: 3 });
+    const dispatched = [];
+    for (const C of [Native, Ours]) {
+      const es = new C(url('realm-dispatch'));
+      es.close();
+      const seen = [];
+      es.addEventListener('ping', (e) => seen.push([e.type, e.target === es]));
+      seen.push(es.dispatchEvent(new frame.contentWindow.Event('ping')));
+      dispatched.push(seen);
+    }
+    eq(dispatched[1], dispatched[0]);
+    eq(dispatched[0], [['ping', true], true]);
+    compared++;
+  } finally {
+    frame.remove();
+  }
+});
+
 test('the constants and readyState before anything happens', async () => {
   const es = new ManagedEventSource(url('constants'));
   const n = new Native(url('constants'));

@@ -306,6 +306,17 @@ test("the user's code failing: reported, the attempt fails and takes the ladder,
   ok(await until(3000, () => got2.length === 1), `fetch: ${k} calls, ${got2.length} events`);
   es2.close();
   ok(reported.slice(before).some((e) => /must return a Response/.test(e?.message)), 'reported');
+  // A fetch option that throws rather than rejects (a wrapper's bug): reported too, then a real one.
+  let j = 0;
+  await plan('uf4', '', 'events:1');
+  const es4 = new ManagedEventSource(url('uf4'), fetchOf({ fetch: (u, init) => (++j === 1 ? myFetch(u, init) : fetch(u, init)) }));
+  const got4 = [], errors4 = [];
+  es4.onmessage = (e) => got4.push(e.data);
+  es4.onerror = (e) => errors4.push(e.message);
+  ok(await until(3000, () => got4.length === 1), `fetch: ${j} calls, ${got4.length} events`);
+  es4.close();
+  ok(reported.slice(before).some((e) => e instanceof ReferenceError && /myFetch/.test(e.message)), `reported: ${reported.slice(before)}`);
+  ok(/the fetch option failed: .*myFetch/.test(errors4[0]), errors4[0]);
   // The init a fetch wrapper sees: a plain object it can spread.
   let init;
   await plan('uf3', '', 'stall');

@@ -1,6 +1,6 @@
 // `share` in one page (several clients of one name stand for several tabs: each has a BroadcastChannel
 // of its own): named events reach a follower's listeners whichever client leads, on both transports.
-import { test, until, ok, eq, plan, log, url } from './lib.mjs';
+import { test, until, sleep, ok, eq, plan, log, url } from './lib.mjs';
 
 const sharing = typeof BroadcastChannel === 'function' && typeof navigator.locks?.request === 'function';
 
@@ -65,3 +65,103 @@ for (const [entry, extra] of ENTRIES) {
     ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
   });
 }
+
+/** Shows `doc` (this page's document or an iframe's) as hidden or visible, as the browser does on a tab switch. */
+function show(doc, state) {
+  Object.defineProperty(doc, 'visibilityState', { value: state, configurable: true });
+  Object.defineProperty(doc, 'hidden', { value: state !== 'visible', configurable: true });
+  doc.dispatchEvent(new Event('visibilitychange'));
+}
+
+/** A client of `entry` made in an iframe of its own (a page of its own: its own module and document). */
+async function inFrame(entry, u, opts) {
+  const frame = document.createElement('iframe');
+  frame.srcdoc = `<script type="module">
+    import { ManagedEventSource } from '${location.origin}/pkg/${entry}.js';
+    window.es = new ManagedEventSource(${JSON.stringify(u)}, ${JSON.stringify(opts)});
+  </script>`;
+  document.body.append(frame);
+  ok(await until(5000, () => frame.contentWindow.es), 'the frame made its client');
+  return frame;
+}
+
+for (const [entry, extra] of ENTRIES) {
+  test(`${entry}: pauseWhenHiddenMs pauses a shared stream once every page that shares it is hidden, not while one is in view`, async () => {
+    if (!sharing) return;
+    const { ManagedEventSource } = await import(`/pkg/${entry}.js`);
+    const c = `share-hidden-${entry}`, name = `${c}-${Math.random()}`;
+    await plan(c, '', 'stream');
+    const opts = { share: name, lastEventIdParam: 'lastEventId', pauseWhenHiddenMs: 200, ...extra };
+    // The leader's page is an iframe; the follower is this page.
+    const frame = await inFrame(entry, url(c), opts);
+    ok(await until(5000, () => frame.contentWindow.es.status === 'open'), 'the frame leads');
+    const follower = new ManagedEventSource(url(c), opts);
+    const ids = [];
+    follower.onmessage = (e) => ids.push(Number(e.lastEventId));
+    ok(await until(5000, () => ids.length >= 3), 'the follower hears the stream');
+    try {
+      // The leader's page leaves the view; this one stays: the stream goes on.
+      show(frame.contentDocument, 'hidden');
+      await sleep(600);
+      const n = ids.length;
+      ok(await until(2000, () => ids.length >= n + 5), `the stream goes on while a page shows it (${ids.length - n} events)`);
+      eq([follower.status, frame.contentWindow.es.leader, (await log(c)).open], ['open', true, 1]);
+      // Every page hidden: it pauses (the connection goes, status reconnecting).
+      show(document, 'hidden');
+      ok(await until(3000, async () => follower.status === 'reconnecting' && (await log(c)).open === 0), `paused: ${follower.status}`);
+      // This page in view again: the leader reconnects at once, resuming.
+      const paused = ids.length;
+      show(document, 'visible');
+      ok(await until(3000, () => follower.status === 'open' && ids.length >= paused + 3), `resumed: ${follower.status}`);
+      eq(ids, ids.map((_, i) => ids[0] + i), 'every event once, in order');
+      eq((await log(c)).attempts.length, 2);
+    } finally {
+      show(document, 'visible');
+      follower.close();
+      frame.remove();
+    }
+    ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
+  });
+}
+
+test('an event the previous leader relayed before letting go, which reaches the next one after the lock: delivered, resumed after, and until on it ends the stream with no connection of its own', async () => {
+  if (!sharing) return;
+  for (const variant of ['until', 'resume']) {
+    // A copy of the package of its own, whose module is compiled only when its client comes to lead
+    // (slowly: the compile waits 500 ms), so that the lock reaches it well before it begins.
+    const { ManagedEventSource } = await import(`/pkg/index.js?late-${variant}`);
+    const c = `share-late-${variant}`, name = `${c}-${Math.random()}`;
+    await plan(c, '', 'stream');
+    // The lock is held by "another tab's leader", which relays over a channel of the stream's name.
+    let release;
+    await new Promise((held) => navigator.locks.request(`managed-eventsource:${name}`, () => (held(), new Promise((r) => (release = r)))));
+    const previous = new BroadcastChannel(`managed-eventsource:${name}`);
+    const compile = WebAssembly.compile;
+    WebAssembly.compile = (bytes) => sleep(500).then(() => compile(bytes));
+    let next;
+    try {
+      next = new ManagedEventSource(url(c), { share: name, lastEventIdParam: 'lastEventId', ...(variant === 'until' ? { until: (e) => e.data === 'done' } : {}) });
+      const seen = [];
+      next.onmessage = (e) => seen.push([e.data, e.lastEventId]);
+      release();
+      ok(await until(2000, () => next.leader), 'the lock came');
+      // The previous leader's last event, which arrives after the lock did.
+      previous.postMessage({ kind: 'event', type: 'message', data: 'done', id: '7', origin: location.origin });
+      ok(await until(2000, () => seen.length > 0), 'delivered');
+      eq(seen[0], ['done', '7']);
+      eq(next.lastEventId, '7');
+      if (variant === 'until') {
+        ok(await until(2000, () => next.status === 'closed'), next.status);
+        await sleep(700); // past the compile
+        eq((await log(c)).attempts.length, 0, 'no connection of its own');
+      } else {
+        ok(await until(3000, async () => (await log(c)).attempts.length === 1), 'it connects');
+        ok((await log(c)).attempts[0].url.endsWith('&lastEventId=7'), 'resuming after the relayed event');
+      }
+    } finally {
+      WebAssembly.compile = compile;
+      next?.close();
+      previous.close();
+    }
+  }
+});

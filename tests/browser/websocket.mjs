@@ -221,3 +221,99 @@ test('members: url, protocol, binaryType, bufferedAmount, constants; bad input t
     ok(e instanceof E, `${JSON.stringify(o)}: ${e}`);
   }
 });
+
+/** Runs `f(make, c)` with the native WebSocket and with ours, each on a client of its own; returns both. */
+async function sideBySide(name, f) {
+  const out = {};
+  for (const [who, make] of [
+    ['native', (u, p) => new WebSocket(u, p)],
+    ['ours', (u, p) => new ManagedWebSocket(u, p === undefined ? undefined : { protocols: p })],
+  ]) {
+    out[who] = await f(make, `${name}-${who}`, who);
+  }
+  return out;
+}
+
+/** What close(...args) does on an open socket: what it throws (by name), and what the server receives. */
+const closeCases = [['4000', 'x'], [1000.5], [' 1000 '], [[4000]], [4000.5, 'half'], [3000.7], [NaN], [1001], [-1], [66536], [true]];
+
+test('close(code, reason) converts its code as WebSocket does ([Clamp] unsigned short): numeric strings and fractions are codes, the rest throws', async () => {
+  const { native, ours } = await sideBySide('ws-code', async (make, c) => {
+    const thrown = [];
+    for (const [i, args] of closeCases.entries()) {
+      await plan(`${c}-${i}`, '', 'echo');
+      const ws = make(wsUrl(`${c}-${i}`));
+      ok(await until(3000, () => ws.readyState === 1), `${c} ${i} open`);
+      try {
+        ws.close(...args);
+        thrown.push('none');
+      } catch (e) {
+        thrown.push(e.name);
+        ws.close();
+      }
+    }
+    // What the server received, for the codes every engine converts alike (WebKit truncates 3000.7).
+    const received = [];
+    for (const i of [0, 1, 2, 3, 4]) {
+      ok(await until(3000, async () => (await log(`${c}-${i}`)).closes.length === 1), `${c} ${i} closed at the server`);
+      received.push((await log(`${c}-${i}`)).closes[0]);
+    }
+    return { thrown, received };
+  });
+  eq(ours, native);
+  eq(native.thrown, ['none', 'none', 'none', 'none', 'none', 'none', 'InvalidAccessError', 'InvalidAccessError', 'InvalidAccessError', 'InvalidAccessError', 'InvalidAccessError']);
+  eq(native.received.map((r) => r.code), [4000, 1000, 1000, 4000, 4000]);
+});
+
+test('the subprotocols may be the second argument, a string or an array, as WebSocket takes them', async () => {
+  for (const protocols of ['chat', ['chat', 'v2'], ['v2']]) {
+    await plan('ws-positional', '', 'echo');
+    const native = new WebSocket(wsUrl('ws-positional'), protocols);
+    const ours = new ManagedWebSocket(wsUrl('ws-positional'), protocols);
+    ok(await until(3000, () => native.readyState === 1 && ours.readyState === 1), `${protocols}: open`);
+    eq([ours.protocol, native.protocol], [protocols === 'chat' ? 'chat' : protocols[0], protocols === 'chat' ? 'chat' : protocols[0]], `${protocols}`);
+    native.close();
+    ours.close();
+  }
+  // Options still work, and a bad protocol throws the SyntaxError WebSocket throws.
+  eq(throws(() => new WebSocket(wsUrl('ws-positional'), 'a b')).name, 'SyntaxError');
+  eq(throws(() => new ManagedWebSocket(wsUrl('ws-positional'), 'a b')).name, 'SyntaxError');
+  eq(throws(() => new ManagedWebSocket(wsUrl('ws-positional'), ['a', 'a'])).name, 'SyntaxError');
+});
+
+test('close() while connecting: error, then close (1006), with readyState CLOSED in both, as WebSocket', async () => {
+  for (const step of ['hang', 'echo']) {
+    const { native, ours } = await sideBySide(`ws-early-${step}`, async (make, c) => {
+      await plan(c, '', step);
+      const ws = make(wsUrl(c));
+      const seen = [];
+      for (const type of ['open', 'error', 'close', 'message']) {
+        ws.addEventListener(type, (e) => seen.push([type, ws.readyState, e.code ?? null, e.wasClean ?? null]));
+      }
+      ws.close();
+      seen.push(['after close()', ws.readyState]);
+      ok(await until(3000, () => seen.some((s) => s[0] === 'close')), `${c}: closed`);
+      await sleep(100);
+      return seen;
+    });
+    eq(ours, native, `${step}:`);
+    eq(native.map((s) => s[0]), ['after close()', 'error', 'close'], `${step}: native`);
+  }
+});
+
+test('protocol keeps the negotiated subprotocol once closed, as WebSocket', async () => {
+  for (const how of ['client', 'server']) {
+    const { native, ours } = await sideBySide(`ws-proto-${how}`, async (make, c) => {
+      await plan(c, how === 'server' ? 'close:1000' : '', 'echo');
+      const ws = make(wsUrl(c), ['chat']);
+      let atClose = null;
+      ws.addEventListener('close', () => (atClose = ws.protocol));
+      ok(await until(3000, () => ws.readyState === 1 || atClose !== null), `${c}: open`);
+      if (how === 'client') ws.close(1000);
+      ok(await until(3000, () => atClose !== null), `${c}: closed`);
+      return [atClose, ws.protocol, ws.readyState];
+    });
+    eq(ours, native, `${how}:`);
+    eq(native, ['chat', 'chat', 3], `${how}: native`);
+  }
+});

@@ -5,6 +5,11 @@
 //
 //   GET /plan?c=NAME&steps=503,503,events:3&then=stream   set the plan (and forget the client's log)
 //   GET /sse?c=NAME                                        one connection attempt; runs the next step
+//   GET /sse?c=NAME&moved=302:strict                      a stream that has moved: redirected (302, or 301,
+//                                                          307, 308) to the same URL with hop=1 added, on
+//                                                          the strict origin (or 'here', this one), which
+//                                                          runs the step; the redirect is logged as step
+//                                                          'moved'
 //   GET /log?c=NAME                                        every attempt: time, URL, Last-Event-ID, step,
 //                                                          method, Authorization, Accept, body;
 //                                                          streams open now (open), the most at once
@@ -65,6 +70,7 @@
 //   close:CODE                             a clean close with CODE (and reason 'bye')
 //   refuse                                 refuse the upgrade (the socket is destroyed)
 //   hang                                   accept the TCP connection and never answer the upgrade
+//   noproto                                accept the upgrade choosing none of the subprotocols offered
 // The log of a WebSocket client also holds every message it sent and the close code and reason it sent.
 //
 // Events are numbered per client from 1 and resume after the id in the Last-Event-ID header or the
@@ -138,6 +144,20 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     // Requests not yet finished, answered or not (a held one counts too), until the connection goes.
     c.inflight += 1;
     res.on('close', () => (c.inflight -= 1));
+    // A stream that has moved (?moved=STATUS:WHERE): every request that has not followed a redirect yet is
+    // sent on, to the same path and query with hop=1, on this origin (WHERE 'here') or the strict one
+    // ('strict'), where the client's plan answers it. Logged with step 'moved'.
+    const moved = url.searchParams.get('moved');
+    if (moved && !url.searchParams.has('hop')) {
+      const [status, where] = moved.split(':');
+      const to = new URL(req.url, where === 'strict' ? `http://${host}:${strictPort}` : `http://${req.headers.host}`);
+      to.searchParams.set('hop', '1');
+      c.log.push({ t: performance.now(), url: req.url, lastEventIdHeader: req.headers['last-event-id'] ?? null, origin: req.headers.origin ?? null, step: 'moved', method: req.method });
+      res.shouldKeepAlive = false;
+      res.writeHead(Number(status), { Location: to.href, ...cors(req) });
+      res.end();
+      return;
+    }
     let step = c.steps.length ? c.steps.shift() : c.then;
     if (step === 'chaos') step = chaos(c);
     const headerId = req.headers['last-event-id'];
@@ -449,6 +469,8 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
   });
   const strictListening = new Promise((r) => strict.listen(0, host, () => r((strictPort = strict.address().port))));
   const wss = new WebSocketServer({ noServer: true });
+  // 'noproto': a server that takes none of the subprotocols the client offers (the browser then fails it).
+  const noProtocol = new WebSocketServer({ noServer: true, handleProtocols: () => false });
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url, 'http://127.0.0.1');
     const c = client(url.searchParams.get('c') ?? 'default');
@@ -457,7 +479,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     const [kind, arg] = step.split(':');
     if (kind === 'refuse') return socket.destroy();
     if (kind === 'hang') return; // the upgrade is never answered; the socket closes with the server
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    (kind === 'noproto' ? noProtocol : wss).handleUpgrade(req, socket, head, (ws) => {
       c.open += 1;
       c.maxOpen = Math.max(c.maxOpen, c.open);
       let timer;

@@ -162,3 +162,7 @@ async function socketLoop() {
   for await (const closed of socket.events('close')) console.log(closed.code);
 }
 void socketLoop;
+// The subprotocols as the second argument, as WebSocket takes them.
+const chat = new ManagedWebSocket('wss://example.com/graphql', ['graphql-transport-ws']);
+const single = new ManagedWebSocket('wss://example.com/chat', 'chat');
+void chat.protocol, single.protocol;
