@@ -31,14 +31,16 @@ export class Given {
 }
 
 /**
- * `new Retargeted(e)` gives `e` own `target`, `srcElement`, `currentTarget` and `composedPath` that show the
- * client `to`, over those of the event's class (which show the inner source, or nothing). `currentTarget`
- * is the client only while its listeners run, as `EventTarget` has it (see deliver).
+ * `new Retargeted(e)` gives `e` own `target`, `srcElement`, `currentTarget`, `eventPhase` and `composedPath`
+ * that show the client `to`, over those of the event's class (which show the inner source, or nothing).
+ * `currentTarget` is the client, and `eventPhase` AT_TARGET, only while its listeners run, as `EventTarget`
+ * has it (see deliver): an event the library made, never dispatched by the browser, would read NONE.
  */
 class Retargeted extends Given {
   target = to;
   srcElement = to;
   currentTarget = to;
+  eventPhase = 2;
   composedPath = composedPath;
 }
 
@@ -76,7 +78,8 @@ function retarget(client, e, many) {
 
 /**
  * Where FIELDS is false: `e`'s prototype becomes one of the record's (one per event class) that Retargeted
- * gave the client, whose `currentTarget` is the client while its listeners see `e`. Returns `e`.
+ * gave the client, whose `currentTarget` is the client, and `eventPhase` AT_TARGET, while its listeners see
+ * `e`. Returns `e`.
  */
 function swap(record, e) {
   const proto = Object.getPrototypeOf(e);
@@ -86,6 +89,7 @@ function swap(record, e) {
     record.prototypes.set(proto, (p = retarget(record.client, Object.create(proto), true)));
     record.prototypes.set(p, null);
     Object.defineProperty(p, 'currentTarget', { get() { return record.dispatching === this ? record.client : null; }, set() {} });
+    Object.defineProperty(p, 'eventPhase', { get() { return record.dispatching === this ? 2 : 0; }, set() {} });
   }
   return Object.setPrototypeOf(e, p);
 }
@@ -110,7 +114,10 @@ export function deliver(record, type, e, listeners = record.listeners.get(type))
     if (many && stopped.has(e)) break;
   }
   if (many) stopped.delete(e);
-  if (FIELDS) e.currentTarget = outer === e ? client : null;
+  if (FIELDS) {
+    e.currentTarget = outer === e ? client : null;
+    e.eventPhase = outer === e ? 2 : 0;
+  }
   inFlight.pop();
   record.dispatching = outer;
 }

@@ -110,8 +110,8 @@ test("4. handlers see the instance as this, and as every event's target and curr
     ['message', true, true, true, true, true, true, 1, true, 'open', true, false, 2, true, true],
   ]);
   eq(es.onerror, onerror);
-  // After its dispatch, an event keeps its target and has no current target or path, as EventTarget has it.
-  eq([kept.target === es, kept.currentTarget, kept.composedPath().length, kept instanceof MessageEvent], [true, null, 0, true]);
+  // After its dispatch, an event keeps its target and has no current target, path or phase, as EventTarget has it.
+  eq([kept.target === es, kept.currentTarget, kept.composedPath().length, kept.eventPhase, kept instanceof MessageEvent], [true, null, 0, Event.NONE, true]);
   kept.target.close();
   eq([es.status, es.readyState, kept.target.status, kept.target.readyState], ['closed', 2, 'closed', 2]);
   kept.target.reconnectNow(); // does nothing after close(), as on the instance

@@ -85,11 +85,12 @@ test('close(), stop() and reconnectNow() from every callback, during the first s
   figure('re-entry cases run', cases);
 });
 
-/** What identifies `client` in an event `e` seen by a listener called with `self` as `this`. */
-const identity = (client, e, self) => [e.target === client, e.currentTarget === client, self === client, e.srcElement === client, e.composedPath()[0] === client];
+/** What identifies `client` in an event `e` seen by a listener called with `self` as `this` (and the phase a
+ * native EventSource's listener sees, AT_TARGET). */
+const identity = (client, e, self) => [e.target === client, e.currentTarget === client, self === client, e.srcElement === client, e.composedPath()[0] === client, e.eventPhase === Event.AT_TARGET];
 
-test("every event's target, currentTarget and this is the instance: open, message, named and error events, on both transports, for a page's first client and a later one", async () => {
-  const ALL = [true, true, true, true, true];
+test("every event's target, currentTarget and this is the instance, its eventPhase AT_TARGET: open, message, named and error events, on both transports, for a page's first client and a later one", async () => {
+  const ALL = [true, true, true, true, true, true];
   for (const entry of ['index', 'fetch']) {
     for (const first of [true, false]) {
       const c = `identity-${entry}-${first}`;
