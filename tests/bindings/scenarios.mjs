@@ -2,6 +2,7 @@
 // component that shows the binding's state with `show` in a `.feed` element, and returns
 // { setUrl(url), unmount(), feed() }, where feed() is the binding's controls as the component last saw them.
 import { test, ok, eq, until, sleep, plan, log, url } from '/tests/browser/lib.mjs';
+import { ManagedEventSource as FetchSource } from '/pkg/fetch.js';
 import { counting, mountPoint, rendered } from './common.mjs';
 
 const text = (el) => el.querySelector('.feed')?.textContent ?? '';
@@ -121,6 +122,63 @@ export function scenarios(name, mount, { sameText = true } = {}) {
     eq(history.map((h) => h[0]), ['new', 'close']);
     eq(heard.length, told, 'nothing heard after close()');
     await app.unmount();
+    el.remove();
+  });
+
+  test(`${name}: a URL set to null closes the connection; set back, it opens one new connection`, async () => {
+    const c = `${name}-null-back`;
+    await plan(c, '', 'stream');
+    const { Counted, history } = counting();
+    const el = mountPoint();
+    const app = await mount(el, url(c), { client: Counted });
+    ok(await until(3000, () => /^open\|0\|message .*#event [2-9]/.test(text(el))), text(el));
+    await app.setUrl(null);
+    ok(await until(3000, () => text(el) === 'closed|0||'), text(el));
+    ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server with a null URL');
+    await app.setUrl(url(c));
+    ok(await until(3000, () => /^open\|0\|message .*#event [2-9]/.test(text(el))), text(el));
+    eq(history.map((h) => h[0]), ['new', 'close', 'new']);
+    const l = await log(c);
+    eq([l.attempts.length, l.open], [2, 1]);
+    await app.unmount();
+    ok(await until(3000, async () => (await log(c)).open === 0));
+    el.remove();
+  });
+
+  test(`${name}: the fetch transport with headers, through managed-eventsource/fetch's class`, async () => {
+    const c = `${name}-fetch`;
+    await plan(c, '', 'stream');
+    const el = mountPoint();
+    const app = await mount(el, url(c), { client: FetchSource, transport: 'fetch', headers: { Authorization: `Bearer ${name}` } });
+    ok(await until(3000, () => /^open\|0\|message .*#event 2/.test(text(el))), text(el));
+    ok(app.feed() && text(el).includes(`c=${c}`));
+    eq((await log(c)).attempts.map((a) => a.auth), [`Bearer ${name}`]);
+    await app.unmount();
+    ok(await until(3000, async () => (await log(c)).open === 0));
+    el.remove();
+  });
+
+  test(`${name}: unmounted from inside onMessage: nothing is heard after, and nothing stays open`, async () => {
+    const c = `${name}-unmount-inside`;
+    await plan(c, '', 'stream');
+    const { Counted, history } = counting();
+    const heard = [];
+    let app;
+    let unmounted = null;
+    const el = mountPoint();
+    app = await mount(el, url(c), {
+      client: Counted,
+      onMessage: (ev) => {
+        heard.push(ev.data);
+        if (heard.length === 3) unmounted = app.unmount();
+      },
+    });
+    ok(await until(3000, () => unmounted !== null), `${heard.length} heard`);
+    await unmounted;
+    ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server after the unmount');
+    await sleep(200);
+    eq(heard, ['event 1', 'event 2', 'event 3']);
+    eq(history.map((h) => h[0]), ['new', 'close']);
     el.remove();
   });
 }
