@@ -248,3 +248,25 @@ test('react: StrictMode with a URL change in the same commit as the mount of a s
   ok(await until(3000, async () => (await log(c)).open === 0));
   el.remove();
 });
+
+test('react: a mounted hook whose component throws in a later render is unmounted by the error boundary, and its connection closed', async () => {
+  const c = 'react-throws';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const root = createRoot(el, { onCaughtError: () => {} });
+  function Fragile({ fail }) {
+    const feed = useManagedEventSource(url(c), { client: Counted });
+    if (fail) throw new Error('render failed');
+    return <p className="feed">{show(feed)}</p>;
+  }
+  const draw = (fail) => flushSync(() => root.render(<Boundary><Fragile fail={fail} /></Boundary>));
+  draw(false);
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  draw(true);
+  ok(await until(3000, () => el.querySelector('.caught')), el.innerHTML);
+  ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server after the boundary took over');
+  eq(history.map((h) => h[0]), ['new', 'close']);
+  root.unmount();
+  el.remove();
+});
