@@ -1,5 +1,5 @@
 // managed-eventsource/solid with solid-js 1.9 (JSX through solid-js/h, which esbuild compiles with no plugin).
-import { ErrorBoundary, Show, Suspense, createResource, createRoot, createSignal } from 'solid-js';
+import { ErrorBoundary, Show, Suspense, createComputed, createResource, createRoot, createSignal } from 'solid-js';
 import { render } from 'solid-js/web';
 import { createManagedEventSource } from 'managed-eventsource/solid';
 import { test, ok, eq, until, sleep, plan, log, url } from '/tests/browser/lib.mjs';
@@ -135,4 +135,19 @@ test('solid: createRoot disposed inside an event handler (onMessage): nothing he
   await sleep(200);
   eq(heard, ['event 1', 'event 2']);
   eq(feed.lastEvent()?.data, 'event 2');
+});
+
+test('solid: a computation over status sees connecting, then open: no closed before or while the first connection is made', async () => {
+  const c = 'solid-first-status';
+  await plan(c, '', 'stream');
+  const seen = [];
+  const dispose = createRoot((dispose) => {
+    const feed = createManagedEventSource(url(c));
+    createComputed(() => seen.push(feed.status()));
+    return dispose;
+  });
+  ok(await until(3000, () => seen.at(-1) === 'open'), seen.join());
+  eq(seen.filter((s, i) => s !== seen[i - 1]), ['connecting', 'open']);
+  dispose();
+  ok(await until(3000, async () => (await log(c)).open === 0));
 });
