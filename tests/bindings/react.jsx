@@ -1,7 +1,8 @@
 // managed-eventsource/react with React 19 (development build, so that StrictMode mounts twice).
 import { Activity, Component, StrictMode, Suspense, startTransition, use, useEffect, useState } from 'react';
 import { flushSync } from 'react-dom';
-import { createRoot } from 'react-dom/client';
+import { createRoot, hydrateRoot } from 'react-dom/client';
+import { renderToString } from 'react-dom/server';
 import { useManagedEventSource } from 'managed-eventsource/react';
 import { ManagedEventSource as FetchSource } from '/pkg/fetch.js';
 import { test, ok, eq, until, sleep, plan, log, url } from '/tests/browser/lib.mjs';
@@ -268,5 +269,25 @@ test('react: a mounted hook whose component throws in a later render is unmounte
   ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server after the boundary took over');
   eq(history.map((h) => h[0]), ['new', 'close']);
   root.unmount();
+  el.remove();
+});
+
+test('react: server HTML (renderToString) shows connecting and opens nothing; hydrateRoot matches it, then connects once', async () => {
+  const c = 'react-hydrate';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const tree = <Feed src={url(c)} options={{ client: Counted }} expose={() => {}} />;
+  el.innerHTML = renderToString(tree);
+  eq(el.textContent, 'connecting|0||');
+  await sleep(100);
+  eq(history, [], 'a client made by the server render');
+  const errors = [];
+  const root = hydrateRoot(el, tree, { onRecoverableError: (e) => errors.push(String(e)) });
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  eq(errors, [], 'hydration errors');
+  eq(history.map((h) => h[0]), ['new']);
+  root.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
   el.remove();
 });
