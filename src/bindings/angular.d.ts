@@ -1,6 +1,6 @@
 // Types of managed-eventsource/angular: sseResource, a stream as Angular signals, closed with its injector.
 import type { Injector, Signal } from '@angular/core';
-import type { ManagedEventSource, Status } from './index.js';
+import type { ManagedEventSource, Options, Status } from './index.js';
 import type { FetchOptions } from './fetch.js';
 
 /** Seed 003's backoff object: the delay before reconnect n (from 0) is at most
@@ -18,7 +18,8 @@ export interface SseBackoff {
   jitter?: FetchOptions['jitter'];
 }
 
-export interface SseResourceOptions<T> extends Omit<FetchOptions, 'reconnect'> {
+/** The options of sseResource itself, taken out before the rest reach the client's constructor. */
+export interface SseResourceOwnOptions<T> {
   /** A backoff object (seed 003; the default, `{}`, is the package's ladder), 'backoff', 'browser' (the
    * browser reconnects; only the status is reported) or false (the first error ends the stream). */
   reconnect?: SseBackoff | 'backoff' | 'browser' | false;
@@ -31,10 +32,30 @@ export interface SseResourceOptions<T> extends Omit<FetchOptions, 'reconnect'> {
   onMessage?: (event: MessageEvent<string>) => void;
   /** The injector whose destruction closes the stream; needed outside an injection context. */
   injector?: Injector;
-  /** The class to construct: ManagedEventSource from 'managed-eventsource/fetch' for `transport: 'fetch'`.
-   * Default: ManagedEventSource from 'managed-eventsource'. */
-  client?: new (url: string | URL, options?: FetchOptions) => ManagedEventSource;
 }
+
+/** The class to construct. */
+export type SseClientClass = new (url: string | URL, options?: FetchOptions) => ManagedEventSource;
+
+/** With the main entry's class (the default `client`): its options; the fetch transport's are refused,
+ * as its constructor refuses them. */
+export interface SseEventSourceOptions<T> extends Omit<Options, 'reconnect'>, SseResourceOwnOptions<T> {
+  /** Default: ManagedEventSource from 'managed-eventsource'. */
+  client?: SseClientClass;
+  transport?: 'eventsource';
+  headers?: never;
+  method?: never;
+  body?: never;
+  fetch?: never;
+}
+
+/** With ManagedEventSource from 'managed-eventsource/fetch' as `client` (needed for `transport: 'fetch'`,
+ * `headers`, `method`, `body`, `fetch`): its options. */
+export interface SseFetchOptions<T> extends Omit<FetchOptions, 'reconnect'>, SseResourceOwnOptions<T> {
+  client: SseClientClass;
+}
+
+export type SseResourceOptions<T> = SseEventSourceOptions<T> | SseFetchOptions<T>;
 
 export interface SseResource<T> {
   /** The last event's value, parsed; undefined until the first event. */

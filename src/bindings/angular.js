@@ -15,7 +15,7 @@
 //   the URL's text changes; everything else (parse, the callbacks) runs untracked.
 
 import { ManagedEventSource } from 'managed-eventsource';
-import { Injector, assertInInjectionContext, computed, effect, inject, signal, untracked } from '@angular/core';
+import { Injector, PLATFORM_ID, assertInInjectionContext, computed, effect, inject, signal, untracked } from '@angular/core';
 import { keyOf } from './connect.js';
 
 /** Seed 003's backoff object, in the package's option names. */
@@ -32,6 +32,9 @@ export function sseResource(url, options = {}) {
   const { injector: given, parse = JSON.parse, event = 'message', onMessage, client: Client = ManagedEventSource, reconnect, ...passed } = options;
   if (!given) assertInInjectionContext(sseResource);
   const injector = given ?? inject(Injector);
+  // Server-side rendering (a server platform, or no document): nothing connects, and the status stays what
+  // the browser's first render shows, 'connecting' ('closed' for a null URL).
+  const server = injector.get(PLATFORM_ID, null) === 'server' || typeof document === 'undefined';
   const clientOptions = { ...passed, ...(reconnect === undefined ? {} : ladderOptions(reconnect)) };
   // The URL, changed only when its text does (keyOf): a signal the URL function reads may change and give
   // the same URL, which keeps the connection.
@@ -79,6 +82,7 @@ export function sseResource(url, options = {}) {
         value.set(undefined);
         error.set(undefined);
         if (target == null) return status.set('closed');
+        if (server) return status.set('connecting');
         let source;
         try {
           source = connect(target);

@@ -4,6 +4,8 @@
 // What must stay true:
 // - one connection per mounted hook: StrictMode's unmount-and-mount of the same URL keeps the connection
 //   (an unmount closes it a microtask later, unless the same URL is mounted again first);
+// - an unmounted hook's connection is closed before any hook opens a new one, so a remount (a new `key`)
+//   closes the old connection before the new one opens, as a URL change does;
 // - a URL change closes the old connection before the new one opens, and the state rendered for a URL is
 //   never another URL's (the snapshot carries the key it belongs to);
 // - options are read when a connection opens (mount, URL change): a new options object alone never
@@ -15,6 +17,10 @@ import { connect, idle, keyOf } from './connect.js';
 const CLOSED = idle('closed');
 const CONNECTING = idle('connecting');
 
+/** The drop of every hook whose effect was cleaned up and whose connection is still open: each closes a
+ * microtask later unless its hook holds the same URL again first, and at once when any hook opens one. */
+const departing = new Set();
+
 /** One hook's connection, and the store that useSyncExternalStore reads. */
 function makeOwner() {
   const listeners = new Set();
@@ -23,6 +29,7 @@ function makeOwner() {
   let leaving = null;
   let snapshot = { key: null, state: CLOSED };
   const drop = () => {
+    departing.delete(drop);
     connection?.stop();
     connection = leaving = null;
   };
@@ -34,10 +41,13 @@ function makeOwner() {
     get: () => snapshot,
     /** The effect of a mount or URL change; returns its cleanup. */
     hold(key, url, options) {
-      if (leaving && leaving === connection && connection.key === key) leaving = null;
-      else {
+      if (leaving && leaving === connection && connection.key === key) {
+        leaving = null;
+        departing.delete(drop);
+      } else {
         drop();
         if (key != null) {
+          for (const other of departing) other();
           const made = connect(url, options, (state) => {
             snapshot = { key, state };
             for (const listener of listeners) listener();
@@ -48,6 +58,7 @@ function makeOwner() {
       const mine = connection;
       return () => {
         leaving = mine;
+        if (mine) departing.add(drop);
         queueMicrotask(() => mine && leaving === mine && drop());
       };
     },

@@ -10,7 +10,11 @@ import { connect, idle, keyOf } from './connect.js';
 
 /** The state of a managed stream for `url` (no connection while it is null or undefined) as accessors. */
 export function createManagedEventSource(url, options) {
-  const [status, setStatus] = createSignal('closed');
+  // The URL, changed only when its text does (a new object with the same URL keeps the connection).
+  const current = createMemo(() => (typeof url === 'function' ? url() : url), undefined, { equals: (a, b) => keyOf(a) === keyOf(b) });
+  // Before the effect connects (and on the server, where it never runs): what the other bindings show
+  // there, 'connecting' ('closed' for a null URL), so that server HTML and hydration agree with them.
+  const [status, setStatus] = createSignal(untrack(current) == null ? 'closed' : 'connecting');
   const [lastEvent, setLastEvent] = createSignal(null);
   const [error, setError] = createSignal(null);
   const [attempt, setAttempt] = createSignal(0);
@@ -22,8 +26,6 @@ export function createManagedEventSource(url, options) {
       setError(() => state.error);
       setAttempt(state.attempt);
     });
-  // The URL, changed only when its text does (a new object with the same URL keeps the connection).
-  const current = createMemo(() => (typeof url === 'function' ? url() : url), undefined, { equals: (a, b) => keyOf(a) === keyOf(b) });
   createEffect(() => {
     const next = current();
     untrack(() => {

@@ -2,7 +2,9 @@
 // svelte/store, the same in Svelte 4 and 5) whose value is the stream's state. Svelte is an optional peer
 // dependency.
 //
-// What must stay true: the first subscriber opens the connection and the last unsubscribe closes it. A URL
+// What must stay true: the first subscriber opens the connection and the last unsubscribe closes it; a
+// subscribe that throws (a bad option) leaves no subscriber, here or on a URL store, so the next one
+// throws too. A URL
 // may be a store: each value with new text closes the old connection before the new one opens, and the
 // state is reset in between, so no event of the old one reaches it. Options are read when a connection
 // opens.
@@ -19,16 +21,28 @@ export function managedEventSource(url, options) {
     connection?.stop();
     connection = null;
   };
-  const { subscribe } = readable(idle('closed'), (set) => {
+  /** What the connection that a first subscriber opens threw (a bad option): that subscribe throws it. */
+  let failure = null;
+  const store = readable(idle('closed'), (set) => {
+    let starting = true;
     const open = (next) => {
       // A URL store that tells a new object, or the same value again, with the same text keeps the connection.
       if (keyOf(next) === shown) return;
       shown = keyOf(next);
       drop();
       set(idle('closed'));
-      if (next != null) connection = connect(next, options, set);
+      if (next == null) return;
+      try {
+        connection = connect(next, options, set);
+      } catch (error) {
+        // Thrown out of the URL store's subscribe, it would leave this store subscribed to it, and this
+        // store's own subscriber registered with nothing started: every later subscribe would be silent.
+        if (!starting) throw error;
+        failure = error;
+      }
     };
     const stopUrl = typeof url?.subscribe === 'function' ? url.subscribe(open) : open(url);
+    starting = false;
     return () => {
       stopUrl?.();
       drop();
@@ -36,7 +50,16 @@ export function managedEventSource(url, options) {
     };
   });
   return {
-    subscribe,
+    subscribe(run, invalidate) {
+      const unsubscribe = store.subscribe(run, invalidate);
+      if (failure) {
+        const error = failure;
+        failure = null;
+        unsubscribe();
+        throw error;
+      }
+      return unsubscribe;
+    },
     reconnectNow: () => connection?.reconnectNow(),
     close: () => connection?.close(),
   };

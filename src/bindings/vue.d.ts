@@ -15,9 +15,10 @@ export interface StreamRefs extends StreamControls {
 
 /**
  * The state of a managed stream for `url` (a value, a ref or a getter; no connection while it is null or
- * undefined) as refs, closed with the effect scope that called it.
+ * undefined) as refs, closed with the effect scope that called it. A URL function (called for every attempt)
+ * goes through a getter that returns it: `() => urlFunction`.
  */
 export declare function useManagedEventSource(
-  url: MaybeRefOrGetter<string | URL | null | undefined>,
+  url: MaybeRefOrGetter<string | URL | (() => string | URL) | null | undefined>,
   options?: BindingOptions,
 ): StreamRefs;

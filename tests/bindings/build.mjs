@@ -52,9 +52,23 @@ const urls = {
   },
 };
 
+/** A page that loads one suite's bundle (?suite=NAME) without running it, for the tests that mount a
+ * component in an iframe (scenarios.mjs: `share` across two frames); the bundle's scenarios() calls leave
+ * each mount function in `window.mounts`. */
+const FRAME = `<!doctype html>
+<meta charset="utf-8">
+<script type="module">
+  await import(\`/target/bindings/\${new URLSearchParams(location.search).get('suite')}.mjs\`);
+  window.loaded = true;
+</script>
+`;
+
 /** Builds the bundles of `names` (all by default); each file is replaced whole, so engines may build at once. */
 export async function buildBindingSuites(names = Object.keys(SUITES)) {
   mkdirSync(out, { recursive: true });
+  const frame = join(out, 'frame.html');
+  writeFileSync(`${frame}.${process.pid}`, FRAME);
+  renameSync(`${frame}.${process.pid}`, frame);
   for (const name of names) {
     const s = SUITES[name];
     const result = await build({

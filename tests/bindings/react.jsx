@@ -1,7 +1,8 @@
 // managed-eventsource/react with React 19 (development build, so that StrictMode mounts twice).
-import { StrictMode, useEffect } from 'react';
+import { Activity, Component, StrictMode, Suspense, startTransition, use, useEffect, useState } from 'react';
 import { flushSync } from 'react-dom';
-import { createRoot } from 'react-dom/client';
+import { createRoot, hydrateRoot } from 'react-dom/client';
+import { renderToString } from 'react-dom/server';
 import { useManagedEventSource } from 'managed-eventsource/react';
 import { ManagedEventSource as FetchSource } from '/pkg/fetch.js';
 import { test, ok, eq, until, sleep, plan, log, url } from '/tests/browser/lib.mjs';
@@ -112,5 +113,181 @@ test("react: no render for a new URL is handed the old URL's state, not even the
   eq(renders.filter(([src, seen]) => seen !== null && seen !== src), [], "renders handed another URL's event");
   await app.unmount();
   ok(await until(3000, async () => (await log(to)).open === 0));
+  el.remove();
+});
+
+// React 19's concurrent features around a mounted hook: remounts by key, transitions, Suspense, Activity,
+// an error boundary.
+
+for (const strict of [false, true]) test(`react: a remount by a new key and URL closes the old connection before the new one opens${strict ? ' (StrictMode)' : ''}`, async () => {
+  const c = `react-key${strict ? '-strict' : ''}`;
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const root = createRoot(el);
+  const at = (v) => url(c, `&v=${v}`);
+  const feed = (v) => <Feed key={v} src={at(v)} options={{ client: Counted }} expose={() => {}} />;
+  const draw = (v) => flushSync(() => root.render(strict ? <StrictMode>{feed(v)}</StrictMode> : feed(v)));
+  draw(1);
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  draw(2);
+  await sleep(50);
+  eq(history.map(([what, u]) => `${what} ${new URL(u).searchParams.get('v')}`), ['new 1', 'close 1', 'new 2']);
+  root.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});
+
+test('react: a URL change in startTransition: one connection at a time, and no render shows the old URL under the new one', async () => {
+  const c = 'react-transition';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const root = createRoot(el);
+  const at = (v) => url(c, `&v=${v}`);
+  let setV;
+  function App() {
+    const [v, set] = useState(1);
+    setV = set;
+    return <Feed src={at(v)} options={{ client: Counted }} expose={() => {}} />;
+  }
+  flushSync(() => root.render(<App />));
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  renders.length = 0;
+  startTransition(() => setV(2));
+  ok(await until(3000, () => el.textContent.includes('v=2#event 2')), el.textContent);
+  eq(renders.filter(([src, seen]) => seen !== null && seen !== src), [], "renders handed another URL's event");
+  eq(history.map(([what, u]) => `${what} ${new URL(u).searchParams.get('v')}`), ['new 1', 'close 1', 'new 2']);
+  root.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});
+
+test('react: a Suspense boundary that suspends and resumes around a mounted hook keeps its one connection', async () => {
+  const c = 'react-suspense';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const root = createRoot(el);
+  let resolve;
+  const pending = new Promise((r) => (resolve = r));
+  function Waits({ wait }) {
+    if (wait) use(pending);
+    return null;
+  }
+  const draw = (wait) => flushSync(() => root.render(<Suspense fallback={<i>loading</i>}><Waits wait={wait} /><Feed src={url(c)} options={{ client: Counted }} expose={() => {}} /></Suspense>));
+  draw(false);
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  draw(true);
+  await sleep(200);
+  resolve();
+  ok(await until(3000, () => el.querySelector('.feed') && el.querySelector('.feed').style.display !== 'none' && /#event/.test(el.textContent)), el.innerHTML);
+  eq(history.map((h) => h[0]), ['new']);
+  eq((await log(c)).attempts.length, 1);
+  root.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});
+
+test('react: Activity hidden closes the connection, visible opens one again', async () => {
+  const c = 'react-activity';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const root = createRoot(el);
+  const draw = (mode) => flushSync(() => root.render(<Activity mode={mode}><Feed src={url(c)} options={{ client: Counted }} expose={() => {}} /></Activity>));
+  draw('visible');
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  draw('hidden');
+  ok(await until(3000, async () => (await log(c)).open === 0), 'open while hidden');
+  draw('visible');
+  ok(await until(3000, async () => (await log(c)).open === 1), 'visible again');
+  eq(history.map((h) => h[0]), ['new', 'close', 'new']);
+  root.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});
+
+class Boundary extends Component {
+  state = { error: null };
+  static getDerivedStateFromError(error) {
+    return { error };
+  }
+  render() {
+    return this.state.error ? <b className="caught">{`${this.state.error.name}: ${this.state.error.message}`}</b> : this.props.children;
+  }
+}
+
+test('react: a bad option reaches an error boundary as the constructor RangeError; nothing opens', async () => {
+  const c = 'react-bad';
+  await plan(c, '', 'stream');
+  const el = mountPoint();
+  const root = createRoot(el, { onCaughtError: () => {} });
+  flushSync(() => root.render(<Boundary><Feed src={url(c)} options={{ baseMs: -1 }} expose={() => {}} /></Boundary>));
+  ok(await until(3000, () => el.querySelector('.caught')), el.innerHTML);
+  ok(/^RangeError: .*baseMs/.test(el.textContent), el.textContent);
+  await sleep(100);
+  eq((await log(c)).attempts.length, 0);
+  root.unmount();
+  el.remove();
+});
+
+test('react: StrictMode with a URL change in the same commit as the mount of a sibling hook: one connection each', async () => {
+  const c = 'react-strict-change';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const root = createRoot(el);
+  const at = (v) => url(c, `&v=${v}`);
+  const draw = (v, both) => flushSync(() => root.render(<StrictMode><Feed src={at(v)} options={{ client: Counted }} expose={() => {}} />{both && <Feed src={at('s')} options={{ client: Counted }} expose={() => {}} />}</StrictMode>));
+  draw(1, false);
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  draw(2, true);
+  await sleep(300);
+  eq(history.map(([what, u]) => `${what} ${new URL(u).searchParams.get('v')}`), ['new 1', 'close 1', 'new 2', 'new s']);
+  root.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});
+
+test('react: a mounted hook whose component throws in a later render is unmounted by the error boundary, and its connection closed', async () => {
+  const c = 'react-throws';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const root = createRoot(el, { onCaughtError: () => {} });
+  function Fragile({ fail }) {
+    const feed = useManagedEventSource(url(c), { client: Counted });
+    if (fail) throw new Error('render failed');
+    return <p className="feed">{show(feed)}</p>;
+  }
+  const draw = (fail) => flushSync(() => root.render(<Boundary><Fragile fail={fail} /></Boundary>));
+  draw(false);
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  draw(true);
+  ok(await until(3000, () => el.querySelector('.caught')), el.innerHTML);
+  ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server after the boundary took over');
+  eq(history.map((h) => h[0]), ['new', 'close']);
+  root.unmount();
+  el.remove();
+});
+
+test('react: server HTML (renderToString) shows connecting and opens nothing; hydrateRoot matches it, then connects once', async () => {
+  const c = 'react-hydrate';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const tree = <Feed src={url(c)} options={{ client: Counted }} expose={() => {}} />;
+  el.innerHTML = renderToString(tree);
+  eq(el.textContent, 'connecting|0||');
+  await sleep(100);
+  eq(history, [], 'a client made by the server render');
+  const errors = [];
+  const root = hydrateRoot(el, tree, { onRecoverableError: (e) => errors.push(String(e)) });
+  ok(await until(3000, () => el.textContent.startsWith('open|0|message')), el.textContent);
+  eq(errors, [], 'hydration errors');
+  eq(history.map((h) => h[0]), ['new']);
+  root.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
   el.remove();
 });

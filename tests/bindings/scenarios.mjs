@@ -2,6 +2,7 @@
 // component that shows the binding's state with `show` in a `.feed` element, and returns
 // { setUrl(url), unmount(), feed() }, where feed() is the binding's controls as the component last saw them.
 import { test, ok, eq, until, sleep, plan, log, url } from '/tests/browser/lib.mjs';
+import { ManagedEventSource as FetchSource } from '/pkg/fetch.js';
 import { counting, mountPoint, rendered } from './common.mjs';
 
 const text = (el) => el.querySelector('.feed')?.textContent ?? '';
@@ -12,6 +13,41 @@ const clientOf = (u) => new URL(u).searchParams.get('c');
  * store for each, as Svelte 4's reactive statement does: then what reconnects is the component's code).
  */
 export function scenarios(name, mount, { sameText = true } = {}) {
+  (globalThis.mounts ??= {})[name] = mount;
+  /** This suite's bundle, as tests/page/suites.mjs loads it. */
+  const suite = new URL(import.meta.url).pathname;
+
+  test(`${name}: share across two frames: one connection for both; when the first unmounts, the other carries on with one connection`, async () => {
+    const c = `${name}-share`;
+    await plan(c, '', 'stream');
+    const frames = [0, 1].map(() => {
+      const frame = document.createElement('iframe');
+      frame.src = `/target/bindings/frame.html?suite=${suite.split('/').at(-1).replace(/\.mjs$/, '')}`;
+      document.body.append(frame);
+      return frame;
+    });
+    ok(await until(5000, () => frames.every((f) => f.contentWindow?.loaded && f.contentWindow.mounts?.[name])), 'the frames did not load');
+    const share = `bindings-${name}-${Math.random()}`;
+    const inFrame = (f) => f.contentDocument.body.appendChild(f.contentDocument.createElement('div'));
+    const els = frames.map(inFrame);
+    const events = (el) => Number(/#event (\d+)/.exec(text(el))?.[1] ?? 0);
+    const apps = [];
+    apps.push(await frames[0].contentWindow.mounts[name](els[0], url(c), { share }));
+    ok(await until(3000, () => events(els[0]) >= 2), text(els[0]));
+    apps.push(await frames[1].contentWindow.mounts[name](els[1], url(c), { share }));
+    ok(await until(3000, () => text(els[1]).startsWith('open|0|message') && events(els[1]) >= events(els[0]) - 1), text(els[1]));
+    let l = await log(c);
+    eq([l.attempts.length, l.maxOpen], [1, 1], 'attempts and most open at once, two frames');
+    await apps[0].unmount();
+    const at = events(els[1]);
+    ok(await until(5000, () => events(els[1]) > at + 3), `the second frame after the first unmounted: ${text(els[1])}`);
+    ok(await until(3000, async () => (await log(c)).open === 1), 'open at the server after the handover');
+    l = await log(c);
+    ok(l.attempts.length <= 2, `${l.attempts.length} attempts`);
+    await apps[1].unmount();
+    ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server after both unmounted');
+    for (const f of frames) f.remove();
+  });
   test(`${name}: mount opens one connection; unmount closes it and the server sees nothing open`, async () => {
     const c = `${name}-mount`;
     await plan(c, '', 'stream');
@@ -121,6 +157,63 @@ export function scenarios(name, mount, { sameText = true } = {}) {
     eq(history.map((h) => h[0]), ['new', 'close']);
     eq(heard.length, told, 'nothing heard after close()');
     await app.unmount();
+    el.remove();
+  });
+
+  test(`${name}: a URL set to null closes the connection; set back, it opens one new connection`, async () => {
+    const c = `${name}-null-back`;
+    await plan(c, '', 'stream');
+    const { Counted, history } = counting();
+    const el = mountPoint();
+    const app = await mount(el, url(c), { client: Counted });
+    ok(await until(3000, () => /^open\|0\|message .*#event [2-9]/.test(text(el))), text(el));
+    await app.setUrl(null);
+    ok(await until(3000, () => text(el) === 'closed|0||'), text(el));
+    ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server with a null URL');
+    await app.setUrl(url(c));
+    ok(await until(3000, () => /^open\|0\|message .*#event [2-9]/.test(text(el))), text(el));
+    eq(history.map((h) => h[0]), ['new', 'close', 'new']);
+    const l = await log(c);
+    eq([l.attempts.length, l.open], [2, 1]);
+    await app.unmount();
+    ok(await until(3000, async () => (await log(c)).open === 0));
+    el.remove();
+  });
+
+  test(`${name}: the fetch transport with headers, through managed-eventsource/fetch's class`, async () => {
+    const c = `${name}-fetch`;
+    await plan(c, '', 'stream');
+    const el = mountPoint();
+    const app = await mount(el, url(c), { client: FetchSource, transport: 'fetch', headers: { Authorization: `Bearer ${name}` } });
+    ok(await until(3000, () => /^open\|0\|message .*#event 2/.test(text(el))), text(el));
+    ok(app.feed() && text(el).includes(`c=${c}`));
+    eq((await log(c)).attempts.map((a) => a.auth), [`Bearer ${name}`]);
+    await app.unmount();
+    ok(await until(3000, async () => (await log(c)).open === 0));
+    el.remove();
+  });
+
+  test(`${name}: unmounted from inside onMessage: nothing is heard after, and nothing stays open`, async () => {
+    const c = `${name}-unmount-inside`;
+    await plan(c, '', 'stream');
+    const { Counted, history } = counting();
+    const heard = [];
+    let app;
+    let unmounted = null;
+    const el = mountPoint();
+    app = await mount(el, url(c), {
+      client: Counted,
+      onMessage: (ev) => {
+        heard.push(ev.data);
+        if (heard.length === 3) unmounted = app.unmount();
+      },
+    });
+    ok(await until(3000, () => unmounted !== null), `${heard.length} heard`);
+    await unmounted;
+    ok(await until(3000, async () => (await log(c)).open === 0), 'open at the server after the unmount');
+    await sleep(200);
+    eq(heard, ['event 1', 'event 2', 'event 3']);
+    eq(history.map((h) => h[0]), ['new', 'close']);
     el.remove();
   });
 }

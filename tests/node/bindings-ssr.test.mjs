@@ -88,13 +88,74 @@ test("Svelte 4: the store under a component's render() shows connecting, or clos
   assert.match(Feed.render({ src: null }).html, /<p>closed<\/p>/);
 });
 
-test("Solid: on the server (solid-js's server build), the primitive opens nothing", { skip }, async () => {
-  const { createRoot } = await import('solid-js');
+test("Solid: renderToString (solid-js's server build) shows connecting, or closed for a null URL, and opens nothing", { skip }, async () => {
+  const { renderToString } = await import('solid-js/web');
   const { createManagedEventSource } = await import(pkg('solid'));
-  const status = createRoot((dispose) => {
-    const feed = createManagedEventSource('/feed');
-    dispose();
-    return feed.status();
+  assert.equal(renderToString(() => createManagedEventSource('/feed').status()), 'connecting');
+  assert.equal(renderToString(() => createManagedEventSource(null).status()), 'closed');
+});
+
+/** The Angular of tests/angular/ (a package of its own; installed by scripts/setup.mjs --browser). */
+const angularModules = join(root, 'tests', 'angular', 'node_modules');
+const noAngular = !existsSync(join(angularModules, '@angular', 'core')) && 'tests/angular is not installed (node scripts/setup.mjs --browser)';
+
+/** pkg/angular.js and tests/angular's @angular/core, one copy of it, bundled for Node. */
+async function angularBundle() {
+  mkdirSync(out, { recursive: true });
+  const file = join(out, 'angular.mjs');
+  await build({
+    stdin: { contents: `export * as core from '@angular/core'; export { sseResource } from ${JSON.stringify(join(root, 'pkg', 'angular.js'))};`, resolveDir: out, loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    outfile: file,
+    logLevel: 'warning',
+    nodePaths: [angularModules],
   });
-  assert.equal(status, 'closed');
+  return import(`${pathToFileURL(file).href}?${Date.now()}`);
+}
+
+test("Angular: sseResource on a server platform opens nothing; its status is connecting, or closed for a null URL, and nothing reaches the ErrorHandler", { skip: skip || noAngular }, async () => {
+  const { core, sseResource } = await angularBundle();
+  const { ApplicationRef, ErrorHandler, Injector, PLATFORM_ID, createEnvironmentInjector, provideZonelessChangeDetection } = core;
+  const made = [];
+  /** A client class that only records that it was made (the package's own would throw here: Node has no EventSource). */
+  class Client extends EventTarget {
+    status = 'connecting';
+    attempt = 0;
+    constructor(url) {
+      super();
+      made.push(String(url));
+    }
+    reconnectNow() {}
+    close() {}
+  }
+  // What Angular's server platform gives an application: PLATFORM_ID 'server', and (with Domino globals,
+  // which some applications install) possibly a document.
+  for (const document of [undefined, {}]) {
+    const errors = [];
+    const injector = createEnvironmentInjector(
+      [
+        // A root-scoped injector, as an application's is, so that root effects run on its tick().
+        { provide: core.ɵINJECTOR_SCOPE, useValue: 'root' },
+        provideZonelessChangeDetection(),
+        { provide: PLATFORM_ID, useValue: 'server' },
+        { provide: ErrorHandler, useValue: { handleError: (e) => errors.push(e) } },
+      ],
+      Injector.create({ providers: [] }),
+    );
+    if (document) globalThis.document = document;
+    try {
+      const feed = sseResource('http://127.0.0.1:9/feed', { injector, client: Client });
+      const none = sseResource(() => null, { injector, client: Client });
+      injector.get(ApplicationRef).tick();
+      assert.deepEqual(made, [], `clients made on the server (document ${document ? 'set' : 'absent'})`);
+      assert.deepEqual(errors, []);
+      assert.equal(feed.status(), 'connecting');
+      assert.equal(none.status(), 'closed');
+    } finally {
+      delete globalThis.document;
+      injector.destroy();
+    }
+  }
 });

@@ -36,6 +36,11 @@ export function useReactFeed(url: string | null): string {
   useManagedEventSource('/feed', { events: 'update' });
   // @ts-expect-error client is a class that makes a ManagedEventSource
   useManagedEventSource('/feed', { client: Date });
+  // @ts-expect-error the fetch transport needs managed-eventsource/fetch's class as client (the main entry's throws)
+  useManagedEventSource('/feed', { transport: 'fetch' });
+  // @ts-expect-error headers too
+  useManagedEventSource('/feed', { headers: { Authorization: 'Bearer x' } });
+  useManagedEventSource('/feed', { transport: 'eventsource', withCredentials: true });
   feed.close();
   return `${status} ${data} ${failed} ${state.status}`;
 }
@@ -49,6 +54,10 @@ const vueEvent: MessageEvent<string> | null = vue.lastEvent.value;
 useVueStream(() => `/feed/${address.value}`);
 useVueStream(computed(() => (address.value ? `/feed/${address.value}` : null)));
 useVueStream('/feed').close();
+const tokenUrl = () => `/feed?token=${Math.random()}`;
+useVueStream(() => tokenUrl);
+// @ts-expect-error the fetch transport needs managed-eventsource/fetch's class as client
+useVueStream('/feed', { transport: 'fetch' });
 // @ts-expect-error the state refs are read-only
 vue.status.value = 'open';
 // @ts-expect-error a ref of a number is no URL

@@ -332,6 +332,78 @@ async function main() {
     injector.destroy();
   });
 
+  test('a URL that becomes null and back opens one new connection; the value starts from nothing', async () => {
+    const c = 'ng-null-back';
+    await plan(c, '');
+    const injector = createEnvironmentInjector([], environment);
+    const target = signal<string | null>(sse(c));
+    const feed = sseResource(() => target(), { injector, parse: String, client: Recorded });
+    ok(await until(5000, () => feed.value() !== undefined), `no value, status ${feed.status()}`);
+    const mark = timeline.length;
+    target.set(null);
+    ok(await until(5000, () => feed.status() === 'closed'), `status ${feed.status()}`);
+    target.set(sse(c));
+    ok(await until(5000, () => feed.status() === 'open'), `status ${feed.status()}`);
+    eq(timeline.slice(mark), [`close ${sse(c)}`, `open ${sse(c)}`], 'timeline');
+    ok(await until(5000, () => feed.value() !== undefined), 'no value after the URL came back');
+    const l = await log(c);
+    eq([l.attempts.length, l.open], [2, 1], 'attempts and open streams at the server');
+    injector.destroy();
+    ok(await until(5000, async () => (await log(c)).open === 0), 'still open at the server');
+  });
+
+  test('parse that throws: the error goes to error(), the stream goes on, the next value is shown', async () => {
+    const c = 'ng-parse-throws';
+    await plan(c, '');
+    const injector = createEnvironmentInjector([], environment);
+    const parse = (data: string) => {
+      if (data === 'event 2') throw new SyntaxError('not this one');
+      return data;
+    };
+    const feed = sseResource<string>(sse(c), { injector, parse });
+    ok(await until(5000, () => feed.error() instanceof SyntaxError), `error ${feed.error()}`);
+    ok(await until(5000, () => feed.value() === 'event 4'), `value ${feed.value()}`);
+    eq(feed.status(), 'open', 'status');
+    eq((await log(c)).attempts.length, 1, 'attempts');
+    injector.destroy();
+    ok(await until(5000, async () => (await log(c)).open === 0), 'still open at the server');
+  });
+
+  test("event: a named event's data becomes the value, and message events are not read", async () => {
+    const c = 'ng-event';
+    // One 'update' event a response, each response then ended: a reconnect brings the next.
+    await plan(c, 'events:1:update,events:1:update', 'stream');
+    const injector = createEnvironmentInjector([], environment);
+    const feed = sseResource<string>(sse(c), { injector, parse: String, event: 'update', baseMs: 50, jitter: 'none' });
+    ok(await until(5000, () => feed.value() === 'event 1'), `value ${feed.value()}`);
+    // The third response is an ordinary stream of message events: the value stays the last update's.
+    ok(await until(5000, async () => (await log(c)).attempts.length === 3), 'a third attempt');
+    await sleep(300);
+    ok(feed.value() === 'event 1' || feed.value() === 'event 2', `value ${feed.value()}`);
+    injector.destroy();
+    ok(await until(5000, async () => (await log(c)).open === 0), 'still open at the server');
+  });
+
+  test('the injector destroyed inside onMessage: nothing heard after, nothing open', async () => {
+    const c = 'ng-destroy-inside';
+    await plan(c, '');
+    const injector = createEnvironmentInjector([], environment);
+    const heard: string[] = [];
+    const feed = sseResource<string>(sse(c), {
+      injector,
+      parse: String,
+      onMessage: (ev) => {
+        heard.push(ev.data);
+        if (heard.length === 2) injector.destroy();
+      },
+    });
+    ok(await until(5000, () => heard.length === 2), `${heard.length} heard`);
+    ok(await until(5000, async () => (await log(c)).open === 0), 'still open at the server');
+    await sleep(300);
+    eq(heard, ['event 1', 'event 2'], 'heard');
+    eq([feed.status(), feed.value()], ['closed', 'event 2'], 'status and value');
+  });
+
   // ---- run ----------------------------------------------------------------------------------------------
 
   const results: Result[] = [];

@@ -26,3 +26,5 @@ sseResource('/a', { injector, onMessage: (ev: MessageEvent<number>) => ev.data.t
 // @ts-expect-error a misspelt option
 sseResource('/a', { injector, baseMS: 100 });
 void s;
+// @ts-expect-error the fetch transport needs managed-eventsource/fetch's class as client (the main entry's throws)
+sseResource('/a', { injector, transport: 'fetch', headers: { Authorization: 'Bearer t' } });
