@@ -9,7 +9,7 @@
 // - a URL change closes the old connection before the new one opens, and the state rendered for a URL is
 //   never another URL's (the snapshot carries the key it belongs to);
 // - options are read when a connection opens (mount, URL change): a new options object alone never
-//   reconnects.
+//   reconnects; only `onMessage` is the latest committed render's, as a React callback prop is.
 
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { connect, idle, keyOf } from './connect.js';
@@ -28,6 +28,8 @@ function makeOwner() {
   /** The connection an unmount is about to close, unless it is mounted again first. */
   let leaving = null;
   let snapshot = { key: null, state: CLOSED };
+  /** The latest committed render's onMessage, which every connection of this hook calls. */
+  let onMessage;
   const drop = () => {
     departing.delete(drop);
     connection?.stop();
@@ -39,6 +41,10 @@ function makeOwner() {
       return () => listeners.delete(listener);
     },
     get: () => snapshot,
+    /** Takes a committed render's onMessage. */
+    heard(f) {
+      onMessage = f;
+    },
     /** The effect of a mount or URL change; returns its cleanup. */
     hold(key, url, options) {
       if (leaving && leaving === connection && connection.key === key) {
@@ -48,7 +54,7 @@ function makeOwner() {
         drop();
         if (key != null) {
           for (const other of departing) other();
-          const made = connect(url, options, (state) => {
+          const made = connect(url, { ...options, onMessage: (ev) => onMessage?.(ev) }, (state) => {
             snapshot = { key, state };
             for (const listener of listeners) listener();
           });
@@ -75,6 +81,8 @@ export function useManagedEventSource(url, options) {
   const key = keyOf(url);
   const [owner] = useState(makeOwner);
   const { key: shown, state } = useSyncExternalStore(owner.subscribe, owner.get, owner.get);
+  // Before the connection's effect, so that a new connection calls this render's onMessage.
+  useEffect(() => owner.heard(options?.onMessage));
   useEffect(() => owner.hold(key, url, options), [key]);
   return {
     ...(shown === key ? state : key == null ? CLOSED : CONNECTING),

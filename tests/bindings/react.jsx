@@ -291,3 +291,20 @@ test('react: server HTML (renderToString) shows connecting and opens nothing; hy
   ok(await until(3000, async () => (await log(c)).open === 0));
   el.remove();
 });
+
+test("react: onMessage is the latest render's, not the one of the render that connected, and a new one does not reconnect", async () => {
+  const c = 'react-latest-callback';
+  await plan(c, '', 'stream');
+  const heard = [];
+  const el = mountPoint();
+  const app = mount(el, url(c), { onMessage: () => heard.push('first') });
+  ok(await until(3000, () => heard.length >= 2), `${heard.length} heard`);
+  app.rerender({ onMessage: () => heard.push('second') });
+  const at = heard.length;
+  ok(await until(3000, () => heard.length >= at + 3), `${heard.length} heard`);
+  eq(heard.slice(at + 1).filter((h) => h !== 'second'), [], 'callbacks of an earlier render called after a later render');
+  eq((await log(c)).attempts.length, 1, 'one request');
+  await app.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});
