@@ -3,29 +3,14 @@
 // than maxBufferedBytes, a client that reads nothing, close() with clients attached, and options of the
 // wrong type. Over both stores (a real redis-server on a free loopback port) and real HTTP clients on
 // 127.0.0.1 (Node's fetch).
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { existsSync } from 'node:fs';
-import { startRedis } from '../../scripts/redis-server.mjs';
+import { redisForTests, server } from './fixtures/redis-stores.mjs';
 
-const shipped = new URL('../../pkg/server.js', import.meta.url);
-const server = await import(existsSync(shipped) ? shipped : new URL('../../src/server/index.js', import.meta.url));
+const fixture = redisForTests('faults');
+const { STORES } = fixture;
 const { createEventLog, createMemoryStore, createRedisStore, createGate } = server;
-
-let redis;
-let keys = 0;
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis?.stop();
-});
-
-const STORES = {
-  memory: (opts = {}) => createMemoryStore(opts),
-  redis: (opts = {}) => createRedisStore({ url: redis.url, key: `faults:${process.pid}:${++keys}`, ...opts }),
-};
 
 /** What a connection wrote, as `[event, data]` pairs (comments dropped). */
 function parse(text) {
@@ -346,7 +331,7 @@ test('options of the wrong type are TypeErrors or RangeErrors naming the option'
     [{ url: 'redis://[not a host' }, TypeError, /url/],
   ];
   for (const [options, type, name] of redisCases) {
-    await assert.rejects(createRedisStore({ url: redis.url, ...options }), (e) => e instanceof type && name.test(e.message), String(Object.keys(options)));
+    await assert.rejects(createRedisStore({ url: fixture.redis.url, ...options }), (e) => e instanceof type && name.test(e.message), String(Object.keys(options)));
   }
 });
 
@@ -355,15 +340,15 @@ test('Redis restarted empty, whichever of the two connections comes back first: 
   // check that the stream still vouches for the feed's position must not need the command connection.
   // Each round here is a coin toss between the two orders.
   for (let round = 0; round < 6; round++) {
-    const store = await createRedisStore({ url: redis.url, key: `faults:${process.pid}:restart:${round}`, reconnect: { baseMs: 200, maxMs: 200 } });
+    const store = await createRedisStore({ url: fixture.redis.url, key: `faults:${process.pid}:restart:${round}`, reconnect: { baseMs: 200, maxMs: 200 } });
     const log = createEventLog({ store, heartbeatMs: 0 });
     try {
       let text = '';
       (await log.connect(null)).start((t) => (text += t));
       await log.append({ data: 'before' });
       await until(() => text.includes('data: before'), 'the live client has the first event');
-      await redis.kill();
-      await redis.start(); // no persistence: the stream is gone
+      await fixture.redis.kill();
+      await fixture.redis.start(); // no persistence: the stream is gone
       await until(() => store.client.isReady && log.status === 'ready', 'the store is back');
       let id = null;
       while (id === null) id = await log.append({ data: 'after' }).catch(() => null);
@@ -402,10 +387,10 @@ test('createRedisStore against an endpoint that accepts and never answers resolv
 
 test('Redis connected but answering nothing (CLIENT PAUSE): an append rejects with STORE_TIMEOUT and is not sent live, a resume is refused, close() returns; once Redis answers, the feed delivers the append that was stored, once', async () => {
   const { createClient } = await import('redis');
-  const admin = createClient({ url: redis.url });
+  const admin = createClient({ url: fixture.redis.url });
   await admin.connect();
-  const key = `faults:${process.pid}:${++keys}`;
-  const log = createEventLog({ store: await createRedisStore({ url: redis.url, key, commandTimeoutMs: 400 }), heartbeatMs: 0, recent: 1 });
+  const key = fixture.key();
+  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key, commandTimeoutMs: 400 }), heartbeatMs: 0, recent: 1 });
   const web = await listen((req, res) => log.serve(req, res));
   const seen = [];
   const live = await log.connect('');
@@ -448,9 +433,9 @@ test('Redis connected but answering nothing (CLIENT PAUSE): an append rejects wi
 
 test('close() with Redis answering nothing returns within commandTimeoutMs', async () => {
   const { createClient } = await import('redis');
-  const admin = createClient({ url: redis.url });
+  const admin = createClient({ url: fixture.redis.url });
   await admin.connect();
-  const log = createEventLog({ store: await createRedisStore({ url: redis.url, key: `faults:${process.pid}:${++keys}`, commandTimeoutMs: 300 }), heartbeatMs: 0 });
+  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key: fixture.key(), commandTimeoutMs: 300 }), heartbeatMs: 0 });
   try {
     await log.append({ data: 'one' });
     await admin.sendCommand(['CLIENT', 'PAUSE', '3000', 'ALL']);

@@ -3,30 +3,14 @@
 // live with no gap and no duplicate while events are appended, the bounds, the reload rule, shared reads
 // counted at the store, bad ids, Redis killed and restarted, two logs (two nodes) on one stream, and the
 // node:http and Web Response front doors with a gate.
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { existsSync } from 'node:fs';
-import { startRedis } from '../../scripts/redis-server.mjs';
+import { redisForTests, server } from './fixtures/redis-stores.mjs';
 
-const shipped = new URL('../../pkg/server.js', import.meta.url);
-const server = await import(existsSync(shipped) ? shipped : new URL('../../src/server/index.js', import.meta.url));
+const fixture = redisForTests('test');
+const { STORES } = fixture;
 const { createEventLog, createMemoryStore, createRedisStore, createGate, ladderDelay, compareIds } = server;
-
-let redis;
-let keys = 0;
-before(async () => {
-  redis = await startRedis();
-});
-after(async () => {
-  await redis?.stop();
-});
-
-/** A store of each kind; Redis ones on a key of their own. */
-const STORES = {
-  memory: (opts = {}) => createMemoryStore(opts),
-  redis: (opts = {}) => createRedisStore({ url: redis.url, key: `test:${process.pid}:${++keys}`, ...opts }),
-};
 
 /** Parses what a connection writes into events; `until(n)` resolves once n events (not comments) arrived. */
 function reader() {
@@ -227,7 +211,7 @@ describe('redis store', () => {
     const retries = [];
     let retried = () => {};
     const ladder = { baseMs: 40, maxMs: 300, factor: 2 };
-    const store = await createRedisStore({ url: redis.url, key: `test:${process.pid}:kill`, reconnect: ladder, onreconnect: (r) => (retries.push(r), retried()) });
+    const store = await createRedisStore({ url: fixture.redis.url, key: `test:${process.pid}:kill`, reconnect: ladder, onreconnect: (r) => (retries.push(r), retried()) });
     let statusChanged = () => {};
     const log = createEventLog({ store, heartbeatMs: 0, onstatus: (s) => (statuses.push(s), statusChanged(s)) });
     const waitStatus = (s) => new Promise((resolve) => (log.status === s ? resolve() : (statusChanged = (x) => x === s && resolve())));
@@ -237,7 +221,7 @@ describe('redis store', () => {
       const before = await log.append({ data: 'before' });
       await r.count(1);
       const down = waitStatus('unavailable');
-      await redis.kill();
+      await fixture.redis.kill();
       await down;
       assert.equal(log.status, 'unavailable');
       // The node keeps serving live events; they go out with no id.
@@ -254,7 +238,7 @@ describe('redis store', () => {
       const climbed = () => retries.some((x) => x.attempt >= 3);
       await new Promise((res) => (climbed() ? res() : (retried = () => climbed() && res())));
       const up = waitStatus('ready');
-      await redis.start();
+      await fixture.redis.start();
       await up;
       // The ladder: attempt n waited at most min(maxMs, baseMs * 2^(n-1)).
       assert.ok(retries.length >= 3, `${retries.length} reconnect attempts`);
@@ -272,15 +256,15 @@ describe('redis store', () => {
       assert.equal(late.events[0].event, 'reload');
       assert.deepEqual(statuses, ['unavailable', 'ready']);
     } finally {
-      await redis.start();
+      await fixture.redis.start();
       await log.close();
     }
   });
 
   test('two logs (two nodes) on one stream: each serves live and replays what either appended', async () => {
     const key = `test:${process.pid}:fleet`;
-    const a = createEventLog({ store: await createRedisStore({ url: redis.url, key }), heartbeatMs: 0 });
-    const b = createEventLog({ store: await createRedisStore({ url: redis.url, key }), heartbeatMs: 0 });
+    const a = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key }), heartbeatMs: 0 });
+    const b = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key }), heartbeatMs: 0 });
     const onA = reader();
     const onB = reader();
     (await a.connect(null)).start(onA.write);
@@ -411,7 +395,7 @@ test('the server module loads where `redis` is not installed, and createRedisSto
     const alone = await import(out);
     const log = alone.createEventLog({ heartbeatMs: 0 });
     assert.match(await log.append({ data: 'works' }), /^\d+-\d+$/);
-    await assert.rejects(alone.createRedisStore({ url: redis.url }), (e) => /npm install redis/.test(e.message) && /optional peer dependency/.test(e.message));
+    await assert.rejects(alone.createRedisStore({ url: fixture.redis.url }), (e) => /npm install redis/.test(e.message) && /optional peer dependency/.test(e.message));
     await log.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
