@@ -13,7 +13,7 @@
 import { ManagedEventSource } from '/pkg/fetch.js';
 import * as lib from './lib.mjs';
 
-const { test, until, sleep, ok, eq, reported, WEBKIT, withWarnings } = lib;
+const { test, until, sleep, ok, eq, reported, WEBKIT, withWarnings, failsOnUnusableUrl } = lib;
 const plan = (c, ...a) => lib.plan(`dfetch-${c}`, ...a);
 const log = (c) => lib.log(`dfetch-${c}`);
 const url = (c, extra) => lib.url(`dfetch-${c}`, extra);
@@ -191,21 +191,8 @@ test('a URL that can never be fetched: failed at once with an error that says wh
   }
 });
 
-test('a URL function (here async) that later returns a URL that can never be fetched: failed at once, no retry; reconnectNow() asks it again', async () => {
-  await plan('urlfn', 'events:1', 'stream');
-  let n = 0;
-  const ours = new ManagedEventSource(async () => (++n === 2 ? 'about:blank' : url('urlfn')), F);
-  const seen = { statuses: [], retries: 0 };
-  ours.onstatus = (s) => seen.statuses.push(s);
-  ours.onretry = () => seen.retries++;
-  ok(await until(3000, () => ours.status === 'failed'));
-  await sleep(300);
-  eq([seen.statuses, seen.retries, n], [['open', 'reconnecting', 'failed'], 1, 2]);
-  eq((await log('urlfn')).attempts.length, 1, 'no request for about:blank');
-  ours.reconnectNow();
-  ok(await until(3000, () => ours.status === 'open'), 'a usable URL again');
-  ours.close();
-});
+test('a URL function (here async) that later returns a URL that can never be fetched: failed at once, no retry; reconnectNow() asks it again', () =>
+  failsOnUnusableUrl((f) => new ManagedEventSource(f, F), 'dfetch-urlfn', 'about:blank', { async: true }));
 
 test('data: URLs: fetch reads one in every engine (a stream that ends, then the ladder); one that is not a stream fails at once', async () => {
   const ours = new ManagedEventSource('data:text/event-stream,id:%207%0Adata:%20hi%0A%0A', F);

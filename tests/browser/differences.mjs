@@ -12,7 +12,7 @@
 import { ManagedEventSource } from '/pkg/index.js';
 import * as lib from './lib.mjs';
 
-const { test, until, sleep, ok, eq, withWarnings } = lib;
+const { test, until, sleep, ok, eq, withWarnings, failsOnUnusableUrl } = lib;
 const plan = (c, ...a) => lib.plan(`diff-${c}`, ...a);
 const log = (c) => lib.log(`diff-${c}`);
 const url = (c, extra) => lib.url(`diff-${c}`, extra);
@@ -203,20 +203,8 @@ test('row "a URL that can never be fetched", data: and blob: URLs: where the nat
   URL.revokeObjectURL(blob);
 });
 
-test('a URL function that later returns a URL that can never be fetched: failed at once, no retry; reconnectNow() asks it again', async () => {
-  await plan('urlfn', 'events:1', 'stream');
-  let n = 0;
-  const ours = new ManagedEventSource(() => (++n === 2 ? 'mailto:someone@example.com' : url('urlfn')), { jitter: 'none', baseMs: 20 });
-  const seen = { statuses: [], retries: 0 };
-  ours.onstatus = (s) => seen.statuses.push(s);
-  ours.onretry = () => seen.retries++;
-  ok(await until(3000, () => ours.status === 'failed'));
-  await sleep(300);
-  eq([seen.statuses, seen.retries, n], [['open', 'reconnecting', 'failed'], 1, 2]);
-  ours.reconnectNow();
-  ok(await until(3000, () => ours.status === 'open'), 'a usable URL again');
-  ours.close();
-});
+test('a URL function that later returns a URL that can never be fetched: failed at once, no retry; reconnectNow() asks it again', () =>
+  failsOnUnusableUrl((f) => new ManagedEventSource(f, { jitter: 'none', baseMs: 20 }), 'diff-urlfn', 'mailto:someone@example.com'));
 
 test("stallTimeoutMs without heartbeatEvent against a server that keeps alive with comments: the recurring stall is said once, naming heartbeatEvent", async () => {
   await withWarnings(async (warned) => {

@@ -174,3 +174,26 @@ export async function withWarnings(f) {
     console.warn = warn;
   }
 }
+
+/**
+ * Both transports' row "a URL function that later returns a URL that can never be fetched": `make(f)` builds
+ * a client whose URL function `f` gives the stream `c` first (planned here to end after one event), then
+ * `never`, as a Promise where `async`. The client must fail at once when the stream ends (one retry, the
+ * function asked twice, no request for `never`), and reconnectNow() must ask the function again and open.
+ */
+export async function failsOnUnusableUrl(make, c, never, { async = false } = {}) {
+  await plan(c, 'events:1', 'stream');
+  let n = 0;
+  const next = () => (++n === 2 ? never : url(c));
+  const ours = make(async ? async () => next() : next);
+  const seen = { statuses: [], retries: 0 };
+  ours.onstatus = (s) => seen.statuses.push(s);
+  ours.onretry = () => seen.retries++;
+  ok(await until(3000, () => ours.status === 'failed'));
+  await sleep(300);
+  eq([seen.statuses, seen.retries, n], [['open', 'reconnecting', 'failed'], 1, 2]);
+  eq((await log(c)).attempts.length, 1, `no request for ${never}`);
+  ours.reconnectNow();
+  ok(await until(3000, () => ours.status === 'open'), 'a usable URL again');
+  ours.close();
+}
