@@ -3,11 +3,10 @@
 // dependency.
 //
 // What must stay true: the first subscriber opens the connection and the last unsubscribe closes it; a
-// subscribe that throws (a bad option) leaves no subscriber, here or on a URL store, so the next one
-// throws too. A URL
-// may be a store: each value with new text closes the old connection before the new one opens, and the
-// state is reset in between, so no event of the old one reaches it. Options are read when a connection
-// opens.
+// subscribe that throws (a bad option) leaves no subscriber, here or on a URL store, so the next one throws
+// too. A URL may be a store: each value with new text closes the old connection before the new one opens,
+// and the state is reset in between, so no event of the old one reaches it. Options are read when a
+// connection opens.
 
 import { readable } from 'svelte/store';
 import { connect, idle, keyOf } from './connect.js';
@@ -27,8 +26,9 @@ export function managedEventSource(url, options) {
     let starting = true;
     const open = (next) => {
       // A URL store that tells a new object, or the same value again, with the same text keeps the connection.
-      if (keyOf(next) === shown) return;
-      shown = keyOf(next);
+      const key = keyOf(next);
+      if (key === shown) return;
+      shown = key;
       drop();
       set(idle('closed'));
       if (next == null) return;
