@@ -21,7 +21,7 @@
 //   is back), so no client is left with a silent gap. The check runs on the feed's own connection, every
 //   time it comes back, whichever of the two connections reconnects first.
 
-import { describe, finite, range, wait } from './common.js';
+import { describe, finite, range } from './common.js';
 import { StoreUnavailableError, compareIds, tooOld, vouches } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
@@ -130,7 +130,7 @@ export async function createRedisStore(options = {}) {
   finite('reconnect.maxMs', ladder.maxMs, ladder.baseMs);
   finite('reconnect.factor', ladder.factor, 1);
   const blockMs = Math.round(finite('blockMs', options.blockMs ?? 5000, 1));
-  const commandTimeoutMs = wait('commandTimeoutMs', options.commandTimeoutMs ?? 5000) || 1;
+  const commandTimeoutMs = Math.round(finite('commandTimeoutMs', options.commandTimeoutMs ?? 5000, 1, 2 ** 31 - 1)); // a timer holds at most 2^31 - 1 ms
   const random = options.random ?? Math.random;
   if (typeof random !== 'function') throw new TypeError(`${PREFIX}: random must be a function like Math.random, not ${describe(random)}`);
   const onreconnect = options.onreconnect ?? null;

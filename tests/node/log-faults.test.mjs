@@ -329,6 +329,9 @@ test('options of the wrong type are TypeErrors or RangeErrors naming the option'
     [{ clientOptions: 'x' }, TypeError, /clientOptions/],
     [{ url: 'http://127.0.0.1:6379' }, TypeError, /url/],
     [{ url: 'redis://[not a host' }, TypeError, /url/],
+    [{ commandTimeoutMs: 'soon' }, TypeError, /commandTimeoutMs/],
+    [{ commandTimeoutMs: 0 }, RangeError, /commandTimeoutMs/],
+    [{ commandTimeoutMs: 2 ** 31 }, RangeError, /commandTimeoutMs/],
   ];
   for (const [options, type, name] of redisCases) {
     await assert.rejects(createRedisStore({ url: fixture.redis.url, ...options }), (e) => e instanceof type && name.test(e.message), String(Object.keys(options)));
