@@ -142,22 +142,13 @@ export function slot(record, type) {
 }
 
 /**
- * Whether `s` is an AbortSignal, of this realm or another (an iframe's): AbortSignal's `aborted` getter
- * answers for any and throws for anything else, the brand check EventTarget makes of a listener's `signal`.
+ * Whether `v` is an `Interface`, of this realm or another (an iframe's): the interface's `getter` answers for
+ * any of them and throws for anything else, the brand check EventTarget makes (where `instanceof` is false
+ * across realms).
  */
-function isSignal(s) {
+function branded(Interface, getter, v) {
   try {
-    Object.getOwnPropertyDescriptor(AbortSignal.prototype, 'aborted').get.call(s);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Whether `e` is an Event, of this realm or another (an iframe's), by the brand check of its `type` getter. */
-function isEvent(e) {
-  try {
-    Object.getOwnPropertyDescriptor(Event.prototype, 'type').get.call(e);
+    Object.getOwnPropertyDescriptor(Interface.prototype, getter).get.call(v);
     return true;
   } catch {
     return false;
@@ -175,7 +166,7 @@ export function add(record, type, listener, o) {
   }
   const object = o != null && typeof o === 'object';
   const signal = object ? o.signal : undefined;
-  if (signal !== undefined && !isSignal(signal)) fail("addEventListener's signal must be an AbortSignal");
+  if (signal !== undefined && !branded(AbortSignal, 'aborted', signal)) fail("addEventListener's signal must be an AbortSignal");
   if (signal?.aborted) return;
   const s = slot(record, type);
   const c = capture(o);
@@ -244,7 +235,7 @@ export function dress(Class, recordOf, attributes, callbacks, states) {
     },
     dispatchEvent(event) {
       const record = recordOf(this);
-      if (!isEvent(event)) fail('dispatchEvent needs an Event');
+      if (!branded(Event, 'type', event)) fail('dispatchEvent needs an Event');
       if (event.eventPhase !== Event.NONE || inFlight.includes(event)) {
         throw new DOMException(PREFIX + 'dispatchEvent: the event is being dispatched already', 'InvalidStateError');
       }
