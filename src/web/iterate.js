@@ -7,12 +7,19 @@
 // - the loop owns the client: however an iteration ends (the loop's `break`, `return` or throw, the
 //   client's 'closed' or 'failed', an overflow), its listeners and watcher are removed and the client is
 //   closed, so nothing is left running for a loop that no longer reads;
-// - events that arrived are never lost silently: a queue holds what the consumer has not taken yet, up to
-//   `max`; past it, `overflow: 'error'` ends the iteration with a RangeError after the queued events, and
-//   `overflow: 'drop-oldest'` drops the oldest and counts it in `dropped`;
+// - events that arrived are never lost silently: a queue holds what the consumer has not taken yet;
+// - `max` bounds how far the loop is behind, not how many events one task hands over: an event counts
+//   against it once the loop has had a turn since it arrived (the task after it, in which a waiting loop is
+//   woken; see serve). An engine dispatches a whole network chunk in one task, and a replay after a
+//   reconnect is one chunk of any size, which the loop cannot take a single event of until that task ends.
+//   Past `max`, `overflow: 'error'` ends the iteration with a RangeError after the queued events, and
+//   `overflow: 'drop-oldest'` drops the oldest until the loop is `max` - 1 behind and counts them in
+//   `dropped`; so the queue holds at most `max` events plus what arrived since the loop's last turn;
+// - the queue's array holds at most about twice the events queued (take compacts it), however long the
+//   loop stays behind;
 // - 'failed' is thrown from the iterator, after the events queued before it; 'closed' (close(), `until`, a
 //   204, an abort) ends it normally, after them;
-// - a waiting loop is woken in a task of its own (see wake), and then takes every queued event in that turn.
+// - a waiting loop is woken in a task of its own (see tick), and then takes every queued event in that turn.
 //
 // It decides nothing about the connection and never talks to Rust. It imports client.js, events.js,
 // errors.js and boundary.js.
@@ -22,8 +29,11 @@ import { attemptOf } from './client.js';
 import { add, remove } from './events.js';
 import { fail, PREFIX } from './errors.js';
 
-/** The bound of an iteration's queue by default: ten thousand events (see docs/reference.md for why). */
+/** How far a loop may fall behind by default: ten thousand events (see docs/reference.md for why). */
 export const MAX = 10000;
+
+/** The dead slots at the head of the queue's array past which take() copies the live ones down. */
+const COMPACT_AT = 1024;
 
 const OVERFLOWS = ['error', 'drop-oldest'];
 
@@ -48,19 +58,23 @@ export function iterate(record, types, options) {
   if (typeof max !== 'number' || !(max >= 1) || max !== Math.floor(max)) throw new RangeError(PREFIX + 'events() option max must be a whole number of events, at least 1');
   if (!OVERFLOWS.includes(overflow)) fail("events() option overflow must be 'error' or 'drop-oldest'");
 
-  /** Events not taken yet: queue[head] is the oldest. */
-  let queue = [], head = 0;
+  /** Events not taken yet: queue[head] is the oldest; the newest `fresh` of them arrived since the loop's
+   * last turn, and do not count against `max`. */
+  let queue = [], head = 0, fresh = 0;
   /** The loop's next() calls not answered yet (for-await makes one at a time). */
   const waiting = [];
   /** Whether no more events will come; `error`, if set, is thrown once the queue is taken. */
   let finished = false, error = null;
-  /** The channel whose message wakes a waiting loop (made on first use), and whether one is posted. */
+  /** The channel whose message gives the loop its turn (made on first use), and whether one is posted. */
   let wakeup = null, posted = false;
 
   const take = () => {
     const value = queue[head];
     queue[head++] = undefined;
-    if (head === queue.length) (queue = []), (head = 0);
+    const left = queue.length - head;
+    if (fresh > left) fresh = left;
+    if (left === 0) (queue = []), (head = 0);
+    else if (head >= COMPACT_AT && head >= left) (queue = queue.slice(head)), (head = 0);
     return value;
   };
 
@@ -74,12 +88,14 @@ export function iterate(record, types, options) {
   };
 
   /**
-   * Wakes a waiting loop in a task of its own, not in the microtask after the event that arrived: then the
-   * loop takes every event that arrived meanwhile in one turn (its next() calls find them queued), where a
-   * wake per event costs an engine's microtask checkpoint per event (in Firefox, twice onmessage's cost;
-   * docs/performance.md). A MessageChannel's task, which timers' clamping and throttling do not delay.
+   * Gives the loop its turn in a task of its own after events arrive, not in the microtask after each one:
+   * then a waiting loop takes every event that arrived meanwhile in one turn (its next() calls find them
+   * queued), where a wake per event costs an engine's microtask checkpoint per event (in Firefox, twice
+   * onmessage's cost; docs/performance.md). A MessageChannel's task, which timers' clamping and throttling
+   * do not delay. Posted also while the loop is busy (none of its next() calls waiting): that task is when
+   * what arrived starts to count against `max`.
    */
-  function wake() {
+  function tick() {
     if (posted) return;
     posted = true;
     if (typeof MessageChannel !== 'function') return void setTimeout(serve);
@@ -90,8 +106,10 @@ export function iterate(record, types, options) {
     wakeup.port2.postMessage(null);
   }
 
+  /** The loop's turn: what is queued now counts against `max`, and a waiting loop takes it. */
   function serve() {
     posted = false;
+    fresh = 0;
     while (waiting.length !== 0 && (head < queue.length || finished)) settle(waiting.shift());
     if (finished) hangUp();
   }
@@ -105,18 +123,18 @@ export function iterate(record, types, options) {
   /** A listener entry for each type: the path onmessage takes. */
   const listener = (e) => {
     if (finished) return;
-    if (queue.length - head >= max) {
-      if (overflow === 'drop-oldest') {
-        take();
-        iterator.dropped++;
-      } else {
+    while (queue.length - head - fresh >= max) {
+      if (overflow !== 'drop-oldest') {
         end(new RangeError(`${PREFIX}the loop fell ${max} events behind the stream (events(types, { max }) sets the bound; overflow: 'drop-oldest' drops the oldest instead)`));
         record.client.close();
         return;
       }
+      take();
+      iterator.dropped++;
     }
     queue.push(e);
-    if (waiting.length !== 0) wake();
+    fresh++;
+    tick();
   };
 
   /** The client's status, told after its callbacks: 'closed' ends the iteration, 'failed' throws. */
@@ -135,7 +153,7 @@ export function iterate(record, types, options) {
     error = e;
     for (const type of types) remove(record, type, listener);
     record.watchers.delete(watcher);
-    if (waiting.length !== 0) wake();
+    if (waiting.length !== 0) tick();
     else hangUp();
   }
 
@@ -153,7 +171,7 @@ export function iterate(record, types, options) {
     /** The loop ended early (`break`, `return`, a throw): nothing queued is kept, and the client closes. */
     return(value) {
       queue = [];
-      head = 0;
+      head = fresh = 0;
       end(null);
       record.client.close();
       return Promise.resolve({ value, done: true });

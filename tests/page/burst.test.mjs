@@ -1,0 +1,185 @@
+// A replay burst and a `for await` loop, in Chromium, Firefox and WebKit, on both transports, against the
+// package's own event log (pkg/server.js, a memory store) on 127.0.0.1.
+//
+// - A client that reconnects after missing 50,000 events is sent all of them in one write (the log's
+//   replay). Engines hand a loop's listeners thousands of them in one task, in which the loop cannot take a
+//   single one; a loop that keeps up, with the default options, must still take every event, in order.
+// - A loop that really stalls (it awaits the client's end) while the log streams 15,000 events in batches
+//   still ends at the default bound, 10,000 behind, with a RangeError after the events it had queued, and
+//   its connection is closed at the server.
+// Each page also measures the largest run of events its listeners were handed before a task posted after
+// the first of them could run (what the loop sees as one burst), printed as a figure.
+import { after } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inEachEngine, pageServer } from './browser.mjs';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const { createEventLog, createMemoryStore } = await import(join(root, 'pkg', 'server.js'));
+
+const REPLAY = 50_000;
+const LIVE = 15_000;
+const BATCH = 500;
+/** How long a page may take to report: a defect fails the test, it does not hang it. */
+const PAGE_LIMIT_MS = 90_000;
+
+/** Per client name: its event log, the attempts it made, and what the server saw. */
+const clients = new Map();
+function clientOf(name) {
+  if (!clients.has(name)) {
+    const log = createEventLog({ store: createMemoryStore({ maxEvents: REPLAY + 10 }), maxReplay: REPLAY + 10 });
+    let appended;
+    clients.set(name, { log, attempts: 0, lastIds: [], closed: 0, appended: new Promise((r) => (appended = r)), markAppended: () => appended() });
+  }
+  return clients.get(name);
+}
+
+/** Appends `n` numbered events from `from`, pipelined, and resolves when all are stored. */
+const appendNumbered = (log, from, n) => Promise.all(Array.from({ length: n }, (_, i) => log.append({ data: String(from + i) })));
+
+/** /replay: the first attempt gets event 0 live, then its response ends; 50,000 more are appended once it
+ * has gone, and the client's next attempt is served (a replay of all of them in one write). */
+async function replay(req, res, c) {
+  c.attempts++;
+  c.lastIds.push(c.log.lastEventId(req));
+  res.on('close', () => c.closed++);
+  if (c.attempts === 1) {
+    await c.log.serve(req, res);
+    await c.log.append({ data: '0' });
+    res.end();
+    if (!res.closed) await once(res, 'close');
+    await appendNumbered(c.log, 1, REPLAY);
+    c.markAppended();
+    return;
+  }
+  await c.appended;
+  await c.log.serve(req, res);
+}
+
+/** /live: served live, then 15,000 events appended in batches of 500, a timer's turn apart. */
+async function live(req, res, c) {
+  c.attempts++;
+  res.on('close', () => c.closed++);
+  await c.log.serve(req, res);
+  for (let from = 0; from < LIVE && !res.closed; from += BATCH) {
+    await appendNumbered(c.log, from, BATCH);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+const server = await pageServer((req, res, u) => {
+  const route = { '/replay': replay, '/live': live }[u.pathname];
+  if (route) return void route(req, res, clientOf(u.searchParams.get('c')));
+  if (u.pathname === '/') {
+    res.writeHead(200, { 'Content-Type': 'text/html' });
+    return res.end('<!doctype html><meta charset="utf-8"><title>burst</title>');
+  }
+  return false;
+});
+after(async () => {
+  for (const c of clients.values()) await c.log.close();
+  await server.close();
+});
+
+/** The page's script: a client on `transport` at `path`, read by `loop` (a function's source). */
+const script = (transport, path, name, loop) => `
+  (() => {
+    const r = (window.__r = { taken: [], firstWrong: null, error: null, status: null, done: false, burst: 0 });
+    const entry = ${JSON.stringify(transport === 'fetch' ? '/pkg/fetch.js' : '/pkg/index.js')};
+    import(entry).then(async ({ ManagedEventSource }) => {
+      const es = new ManagedEventSource(${JSON.stringify(`${path}?c=${name}`)}, {
+        lastEventIdParam: 'lastEventId', jitter: 'none', baseMs: 50, maxMs: 100,
+        ${transport === 'fetch' ? "transport: 'fetch'," : ''}
+      });
+      // The largest run of events handed to listeners before a task posted after the first could run.
+      let run = 0, posted = false;
+      const tick = new MessageChannel();
+      tick.port1.onmessage = () => ((r.burst = Math.max(r.burst, run)), (run = 0), (posted = false));
+      es.addEventListener('message', () => {
+        run++;
+        if (!posted) (posted = true), tick.port2.postMessage(null);
+      });
+      const closed = new Promise((resolve) => (es.onstatus = (s) => s === 'closed' && resolve()));
+      let count = 0;
+      try {
+        await (${loop})(es, closed, (ev) => {
+          if (r.firstWrong === null && ev.data !== String(count)) r.firstWrong = { at: count, data: ev.data };
+          count++;
+        });
+      } catch (e) {
+        r.error = { name: e.name, message: e.message };
+      }
+      r.taken = count;
+      r.burst = Math.max(r.burst, run);
+      r.status = es.status;
+      r.done = true;
+      tick.port1.close();
+    });
+    return 'started';
+  })()`;
+
+/** Runs `script` in the page and waits (at most PAGE_LIMIT_MS) for it to report. */
+async function runPage(page, source) {
+  await page.evaluate(source);
+  const t0 = Date.now();
+  while (Date.now() - t0 < PAGE_LIMIT_MS) {
+    const r = JSON.parse(await page.evaluate('JSON.stringify(window.__r)'));
+    if (r.done) return r;
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  const r = JSON.parse(await page.evaluate('JSON.stringify(window.__r)'));
+  assert.fail(`the page did not finish in ${PAGE_LIMIT_MS} ms: ${JSON.stringify(r)}`);
+}
+
+/** A loop that keeps up: takes every event until it has had 50,001 (event 0 and the replay), then breaks. */
+const keepsUp = `async (es, closed, take) => {
+  let n = 0;
+  for await (const ev of es) {
+    take(ev);
+    if (++n === ${REPLAY + 1}) break;
+  }
+}`;
+
+/** A loop that stalls on its first event until the client is closed, then goes on taking what it queued. */
+const stalls = `async (es, closed, take) => {
+  let first = true;
+  for await (const ev of es) {
+    take(ev);
+    if (first) (first = false), await closed;
+  }
+}`;
+
+for (const transport of ['eventsource', 'fetch']) {
+  inEachEngine(`${transport}: a replay of ${REPLAY} events after a reconnect is taken whole, in order, by a for await loop at the default options`, async (engine, page) => {
+    const name = `${engine}-${transport}-replay`;
+    await page.goto(`${server.url}/`);
+    const r = await runPage(page, script(transport, '/replay', name, keepsUp));
+    const c = clients.get(name);
+    console.log(`[figure] ${engine} ${transport}: largest run of events in one task, a ${REPLAY}-event replay over loopback = ${r.burst}`);
+    assert.equal(r.error, null, `the loop ended with ${JSON.stringify(r.error)} after ${r.taken} events`);
+    assert.equal(r.firstWrong, null, 'every event in order, none lost');
+    assert.equal(r.taken, REPLAY + 1);
+    assert.equal(r.status, 'closed', 'the loop closed the client when it broke');
+    assert.equal(c.attempts, 2, 'one reconnect');
+    assert.equal(c.lastIds[0], null, 'the first attempt asked for no replay');
+    assert.match(c.lastIds[1], /^\d+-\d+$/, 'the reconnect resumed from event 0');
+    // The burst is the point of the test: with fewer than the bound in one task, it tests nothing.
+    assert.ok(r.burst > 10_000, `the engine handed over ${r.burst} events at most in one task`);
+  });
+
+  inEachEngine(`${transport}: a loop that stalls while ${LIVE} events stream still ends 10000 events behind, with a RangeError after what it had queued`, async (engine, page) => {
+    const name = `${engine}-${transport}-stall`;
+    await page.goto(`${server.url}/`);
+    const r = await runPage(page, script(transport, '/live', name, stalls));
+    const c = clients.get(name);
+    assert.equal(r.error?.name, 'RangeError', JSON.stringify(r.error));
+    assert.match(r.error.message, /fell 10000 events behind/);
+    assert.equal(r.firstWrong, null, 'the events before the error in order, none lost');
+    assert.ok(r.taken >= 10_000 && r.taken < LIVE, `taken ${r.taken}`);
+    assert.equal(r.status, 'closed');
+    for (let i = 0; i < 50 && c.closed < c.attempts; i++) await new Promise((ok) => setTimeout(ok, 100));
+    assert.equal(c.closed, c.attempts, 'no connection left open at the server');
+  });
+}
