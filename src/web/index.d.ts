@@ -66,9 +66,9 @@ export interface Options {
 
 /** How an iteration queues the events its loop has not taken yet. */
 export interface IterateOptions {
-  /** How many events the loop may be behind: queued events it has had a turn to take since they arrived
-   * (a burst that arrives in one task, such as a replay after a reconnect, counts only from the task after
-   * it, when a loop that keeps up takes it). Default 10000. */
+  /** How many events the loop may be behind: queued events it has had a whole turn to take since they
+   * arrived (a burst, such as a replay after a reconnect, does not count while a loop that keeps up takes
+   * it in the turn after it). Default 10000. */
   max?: number;
   /** Past `max`: 'error' (default) ends the loop with a RangeError after the queued events and closes the
    * client; 'drop-oldest' drops the oldest queued events until the loop is less than `max` behind and counts

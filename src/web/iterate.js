@@ -9,12 +9,14 @@
 //   closed, so nothing is left running for a loop that no longer reads;
 // - events that arrived are never lost silently: a queue holds what the consumer has not taken yet;
 // - `max` bounds how far the loop is behind, not how many events one task hands over: an event counts
-//   against it once the loop has had a turn since it arrived (the task after it, in which a waiting loop is
-//   woken; see serve). An engine dispatches a whole network chunk in one task, and a replay after a
-//   reconnect is one chunk of any size, which the loop cannot take a single event of until that task ends.
-//   Past `max`, `overflow: 'error'` ends the iteration with a RangeError after the queued events, and
+//   against it once a whole turn of the loop has passed since it arrived (from the second turn after it; a
+//   turn is the task posted after events arrive, in which a waiting loop is woken; see serve). An engine
+//   dispatches a whole network read in one task, a replay after a reconnect is one write of any size, and
+//   the fetch transport's reader may hand over more reads in the microtasks of the loop's own turn, while
+//   the loop is still taking the burst before them;
+// - past `max`, `overflow: 'error'` ends the iteration with a RangeError after the queued events, and
 //   `overflow: 'drop-oldest'` drops the oldest until the loop is `max` - 1 behind and counts them in
-//   `dropped`; so the queue holds at most `max` events plus what arrived since the loop's last turn;
+//   `dropped`; so the queue holds at most `max` events plus what arrived in the loop's last two turns;
 // - the queue's array holds at most about twice the events queued (take compacts it), however long the
 //   loop stays behind;
 // - 'failed' is thrown from the iterator, after the events queued before it; 'closed' (close(), `until`, a
@@ -58,9 +60,10 @@ export function iterate(record, types, options) {
   if (typeof max !== 'number' || !(max >= 1) || max !== Math.floor(max)) throw new RangeError(PREFIX + 'events() option max must be a whole number of events, at least 1');
   if (!OVERFLOWS.includes(overflow)) fail("events() option overflow must be 'error' or 'drop-oldest'");
 
-  /** Events not taken yet: queue[head] is the oldest; the newest `fresh` of them arrived since the loop's
-   * last turn, and do not count against `max`. */
-  let queue = [], head = 0, fresh = 0;
+  /** Events not taken yet: queue[head] is the oldest. The newest `sinceTurn` of them arrived since the
+   * loop's last turn began, and the `beforeTurn` before those in the turn before it: neither counts against
+   * `max` yet. */
+  let queue = [], head = 0, sinceTurn = 0, beforeTurn = 0;
   /** The loop's next() calls not answered yet (for-await makes one at a time). */
   const waiting = [];
   /** Whether no more events will come; `error`, if set, is thrown once the queue is taken. */
@@ -72,7 +75,10 @@ export function iterate(record, types, options) {
     const value = queue[head];
     queue[head++] = undefined;
     const left = queue.length - head;
-    if (fresh > left) fresh = left;
+    if (sinceTurn + beforeTurn > left) {
+      beforeTurn = Math.max(0, left - sinceTurn);
+      sinceTurn = Math.min(sinceTurn, left);
+    }
     if (left === 0) (queue = []), (head = 0);
     else if (head >= COMPACT_AT && head >= left) (queue = queue.slice(head)), (head = 0);
     return value;
@@ -92,8 +98,8 @@ export function iterate(record, types, options) {
    * then a waiting loop takes every event that arrived meanwhile in one turn (its next() calls find them
    * queued), where a wake per event costs an engine's microtask checkpoint per event (in Firefox, twice
    * onmessage's cost; docs/performance.md). A MessageChannel's task, which timers' clamping and throttling
-   * do not delay. Posted also while the loop is busy (none of its next() calls waiting): that task is when
-   * what arrived starts to count against `max`.
+   * do not delay. Posted also while the loop is busy (none of its next() calls waiting): the turns count
+   * how long an event has waited (see serve).
    */
   function tick() {
     if (posted) return;
@@ -106,10 +112,12 @@ export function iterate(record, types, options) {
     wakeup.port2.postMessage(null);
   }
 
-  /** The loop's turn: what is queued now counts against `max`, and a waiting loop takes it. */
+  /** The loop's turn: a waiting loop takes what is queued. What arrived before the last turn counts
+   * against `max` from now on. */
   function serve() {
     posted = false;
-    fresh = 0;
+    beforeTurn = sinceTurn;
+    sinceTurn = 0;
     while (waiting.length !== 0 && (head < queue.length || finished)) settle(waiting.shift());
     if (finished) hangUp();
   }
@@ -123,7 +131,7 @@ export function iterate(record, types, options) {
   /** A listener entry for each type: the path onmessage takes. */
   const listener = (e) => {
     if (finished) return;
-    while (queue.length - head - fresh >= max) {
+    while (queue.length - head - sinceTurn - beforeTurn >= max) {
       if (overflow !== 'drop-oldest') {
         end(new RangeError(`${PREFIX}the loop fell ${max} events behind the stream (events(types, { max }) sets the bound; overflow: 'drop-oldest' drops the oldest instead)`));
         record.client.close();
@@ -133,7 +141,7 @@ export function iterate(record, types, options) {
       iterator.dropped++;
     }
     queue.push(e);
-    fresh++;
+    sinceTurn++;
     tick();
   };
 
@@ -171,7 +179,7 @@ export function iterate(record, types, options) {
     /** The loop ended early (`break`, `return`, a throw): nothing queued is kept, and the client closes. */
     return(value) {
       queue = [];
-      head = fresh = 0;
+      head = sinceTurn = beforeTurn = 0;
       end(null);
       record.client.close();
       return Promise.resolve({ value, done: true });

@@ -496,6 +496,40 @@ for (const [transport, Client, extra] of [
   });
 }
 
+test("a burst handed over in the microtasks of the loop's own turn, while it takes the burst before it, does not end it", async () => {
+  // What the fetch transport's reader does when reads are already queued in the response's stream (seen
+  // in WebKit under load): its read() resolves in a microtask, in the middle of the loop's turn, and it
+  // hands over a whole read's events while the loop is still taking the previous read's. Two bursts of
+  // 15,000 events, the second dispatched from a microtask queued by the loop's first turn.
+  await plan('turn-burst', 'stall');
+  const es = new ManagedEventSource(url('turn-burst'));
+  ok(await until(3000, () => es.status === 'open'));
+  const BURST = 15000;
+  const burst = (from) => {
+    for (let i = from; i < from + BURST; i++) es.dispatchEvent(new MessageEvent('message', { data: String(i) }));
+  };
+  const got = [];
+  let error = null;
+  const loop = (async () => {
+    try {
+      for await (const ev of es) {
+        got.push(Number(ev.data));
+        if (got.length === 1) Promise.resolve().then(() => burst(BURST));
+        if (got.length === 2 * BURST) break;
+      }
+    } catch (e) {
+      error = e;
+    }
+  })();
+  burst(0);
+  await loop;
+  eq(error, null, `after ${got.length} events: ${error}`);
+  eq(got.length, 2 * BURST);
+  ok(got.every((n, i) => n === i), 'in order, none lost');
+  eq(es.status, 'closed');
+  await closedAt('turn-burst');
+});
+
 test('events(types): named events and messages in the order they came; break closes', async () => {
   await plan('named', 'named:6:update', 'stream');
   const es = new ManagedEventSource(url('named'));

@@ -7,6 +7,8 @@
 // - A loop that really stalls (it awaits the client's end) while the log streams 15,000 events in batches
 //   still ends at the default bound, 10,000 behind, with a RangeError after the events it had queued, and
 //   its connection is closed at the server.
+// - With `overflow: 'drop-oldest'` and `max: 100`, a loop that stalls through those 15,000 events then
+//   finds no more than 100 plus the last turns' batches queued: what an iteration holds stays bounded.
 // Each page also measures the largest run of events its listeners were handed before a task posted after
 // the first of them could run (what the loop sees as one burst), printed as a figure.
 import { after } from 'node:test';
@@ -86,7 +88,7 @@ after(async () => {
 /** The page's script: a client on `transport` at `path`, read by `loop` (a function's source). */
 const script = (transport, path, name, loop) => `
   (() => {
-    const r = (window.__r = { taken: [], firstWrong: null, error: null, status: null, done: false, burst: 0 });
+    const r = (window.__r = { taken: 0, firstWrong: null, error: null, status: null, done: false, burst: 0, result: null });
     const entry = ${JSON.stringify(transport === 'fetch' ? '/pkg/fetch.js' : '/pkg/index.js')};
     import(entry).then(async ({ ManagedEventSource }) => {
       const es = new ManagedEventSource(${JSON.stringify(`${path}?c=${name}`)}, {
@@ -104,7 +106,7 @@ const script = (transport, path, name, loop) => `
       const closed = new Promise((resolve) => (es.onstatus = (s) => s === 'closed' && resolve()));
       let count = 0;
       try {
-        await (${loop})(es, closed, (ev) => {
+        r.result = await (${loop})(es, closed, (ev) => {
           if (r.firstWrong === null && ev.data !== String(count)) r.firstWrong = { at: count, data: ev.data };
           count++;
         });
@@ -151,13 +153,28 @@ const stalls = `async (es, closed, take) => {
   }
 }`;
 
+/** A loop that keeps the newest 100 (drop-oldest) and stalls on its first event until all have arrived. */
+const dropsWhileStalled = `async (es, closed, take) => {
+  let arrived = 0, allArrived;
+  const all = new Promise((resolve) => (allArrived = resolve));
+  es.addEventListener('message', () => ++arrived === ${LIVE} && allArrived());
+  const it = es.events('message', { max: 100, overflow: 'drop-oldest' });
+  const ids = [];
+  for await (const ev of it) {
+    ids.push(Number(ev.data));
+    if (ids.length === 1) await all;
+    if (ids.at(-1) === ${LIVE - 1}) break;
+  }
+  return { ids, dropped: it.dropped };
+}`;
+
 for (const transport of ['eventsource', 'fetch']) {
   inEachEngine(`${transport}: a replay of ${REPLAY} events after a reconnect is taken whole, in order, by a for await loop at the default options`, async (engine, page) => {
     const name = `${engine}-${transport}-replay`;
     await page.goto(`${server.url}/`);
     const r = await runPage(page, script(transport, '/replay', name, keepsUp));
     const c = clients.get(name);
-    console.log(`[figure] ${engine} ${transport}: largest run of events in one task, a ${REPLAY}-event replay over loopback = ${r.burst}`);
+    console.log(`[figure] ${engine} ${transport}: most events handed over before the loop's turn, of a ${REPLAY}-event replay over loopback = ${r.burst}`);
     assert.equal(r.error, null, `the loop ended with ${JSON.stringify(r.error)} after ${r.taken} events`);
     assert.equal(r.firstWrong, null, 'every event in order, none lost');
     assert.equal(r.taken, REPLAY + 1);
@@ -181,5 +198,20 @@ for (const transport of ['eventsource', 'fetch']) {
     assert.equal(r.status, 'closed');
     for (let i = 0; i < 50 && c.closed < c.attempts; i++) await new Promise((ok) => setTimeout(ok, 100));
     assert.equal(c.closed, c.attempts, 'no connection left open at the server');
+  });
+
+  inEachEngine(`${transport}: with drop-oldest and max 100, a loop that stalls through ${LIVE} events finds at most 100 plus the last turns' batches queued`, async (engine, page) => {
+    const name = `${engine}-${transport}-drop`;
+    await page.goto(`${server.url}/`);
+    const r = await runPage(page, script(transport, '/live', name, dropsWhileStalled));
+    assert.equal(r.error, null, JSON.stringify(r.error));
+    const { ids, dropped } = r.result;
+    assert.equal(ids[0], 0);
+    assert.equal(ids.at(-1), LIVE - 1, 'the newest event is kept');
+    assert.ok(ids.every((id, i) => i === 0 || id > ids[i - 1]), 'in order');
+    assert.equal(ids.length + dropped, LIVE, `taken ${ids.length}, dropped ${dropped}: every event taken or counted`);
+    // Held while stalled: 100 behind, plus what arrived in the last two turns (a batch of 500 a turn; a read
+    // may join a few). Without a bound the loop would find all 14,999.
+    assert.ok(ids.length - 1 <= 100 + 5 * BATCH, `the stalled loop found ${ids.length - 1} queued`);
   });
 }
