@@ -66,13 +66,13 @@ export interface Options {
 
 /** How an iteration queues the events its loop has not taken yet. */
 export interface IterateOptions {
-  /** How many events the loop may be behind: queued events it has had a whole turn to take since they
-   * arrived (a burst, such as a replay after a reconnect, does not count while a loop that keeps up takes
-   * it in the turn after it). Default 10000. */
+  /** How many events the loop may be behind. A burst (a replay after a reconnect) does not count while the
+   * loop keeps up; from a turn that finds it busy with events queued, until it waits again, every queued
+   * event counts. Default 10000. */
   max?: number;
   /** Past `max`: 'error' (default) ends the loop with a RangeError after the queued events and closes the
-   * client; 'drop-oldest' drops the oldest queued events until the loop is less than `max` behind and counts
-   * them in `dropped`. */
+   * client; 'drop-oldest' drops the oldest queued events, keeping the newest `max`, and counts them in
+   * `dropped`. */
   overflow?: 'error' | 'drop-oldest';
 }
 

@@ -8,15 +8,18 @@
 //   client's 'closed' or 'failed', an overflow), its listeners and watcher are removed and the client is
 //   closed, so nothing is left running for a loop that no longer reads;
 // - events that arrived are never lost silently: a queue holds what the consumer has not taken yet;
-// - `max` bounds how far the loop is behind, not how many events one task hands over: an event counts
-//   against it once a whole turn of the loop has passed since it arrived (from the second turn after it; a
-//   turn is the task posted after events arrive, in which a waiting loop is woken; see serve). An engine
-//   dispatches a whole network read in one task, a replay after a reconnect is one write of any size, and
-//   the fetch transport's reader may hand over more reads in the microtasks of the loop's own turn, while
-//   the loop is still taking the burst before them;
+// - `max` bounds how far the loop is behind, not how many events one task hands over. While the loop keeps
+//   up (it last waited with nothing queued, and no turn has found it doing something else with events
+//   queued since), nothing queued counts against `max`: an engine dispatches a whole network read in one
+//   task, a replay after a reconnect is one write of any size, and the fetch transport's reader may hand
+//   over more reads in the microtasks of the loop's own turn, while the loop is still taking the burst
+//   before them. A turn (the task posted after events arrive, in which a waiting loop is woken; see serve)
+//   that finds the loop not waiting while events are queued ends that: from then on, until it waits again,
+//   every queued event counts;
 // - past `max`, `overflow: 'error'` ends the iteration with a RangeError after the queued events, and
-//   `overflow: 'drop-oldest'` drops the oldest until the loop is `max` - 1 behind and counts them in
-//   `dropped`; so the queue holds at most `max` events plus what arrived in the loop's last two turns;
+//   `overflow: 'drop-oldest'` drops the oldest and counts them in `dropped`: at that turn down to `max`, and
+//   at each event after it down to `max` - 1. So the queue holds at most `max` events plus what arrived
+//   between the loop's last wait and the turn that found it busy;
 // - the queue's array holds at most about twice the events queued (take compacts it), however long the
 //   loop stays behind;
 // - 'failed' is thrown from the iterator, after the events queued before it; 'closed' (close(), `until`, a
@@ -60,10 +63,11 @@ export function iterate(record, types, options) {
   if (typeof max !== 'number' || !(max >= 1) || max !== Math.floor(max)) throw new RangeError(PREFIX + 'events() option max must be a whole number of events, at least 1');
   if (!OVERFLOWS.includes(overflow)) fail("events() option overflow must be 'error' or 'drop-oldest'");
 
-  /** Events not taken yet: queue[head] is the oldest. The newest `sinceTurn` of them arrived since the
-   * loop's last turn began, and the `beforeTurn` before those in the turn before it: neither counts against
-   * `max` yet. */
-  let queue = [], head = 0, sinceTurn = 0, beforeTurn = 0;
+  /** Events not taken yet: queue[head] is the oldest. */
+  let queue = [], head = 0;
+  /** Whether the loop keeps up: it last waited with nothing queued, and no turn has found it busy with
+   * events queued since. While it does, nothing queued counts against `max`. */
+  let keepingUp = true;
   /** The loop's next() calls not answered yet (for-await makes one at a time). */
   const waiting = [];
   /** Whether no more events will come; `error`, if set, is thrown once the queue is taken. */
@@ -75,13 +79,17 @@ export function iterate(record, types, options) {
     const value = queue[head];
     queue[head++] = undefined;
     const left = queue.length - head;
-    if (sinceTurn + beforeTurn > left) {
-      beforeTurn = Math.max(0, left - sinceTurn);
-      sinceTurn = Math.min(sinceTurn, left);
-    }
     if (left === 0) (queue = []), (head = 0);
     else if (head >= COMPACT_AT && head >= left) (queue = queue.slice(head)), (head = 0);
     return value;
+  };
+
+  /** Drops the oldest queued events until `limit` are left, counting them (`overflow: 'drop-oldest'`). */
+  const dropTo = (limit) => {
+    while (queue.length - head > limit) {
+      take();
+      iterator.dropped++;
+    }
   };
 
   /** Answers a next() call: the oldest queued event, else the error, else the end. */
@@ -98,8 +106,7 @@ export function iterate(record, types, options) {
    * then a waiting loop takes every event that arrived meanwhile in one turn (its next() calls find them
    * queued), where a wake per event costs an engine's microtask checkpoint per event (in Firefox, twice
    * onmessage's cost; docs/performance.md). A MessageChannel's task, which timers' clamping and throttling
-   * do not delay. Posted also while the loop is busy (none of its next() calls waiting): the turns count
-   * how long an event has waited (see serve).
+   * do not delay. Posted also while the loop is busy (none of its next() calls waiting), to find it so.
    */
   function tick() {
     if (posted) return;
@@ -112,14 +119,20 @@ export function iterate(record, types, options) {
     wakeup.port2.postMessage(null);
   }
 
-  /** The loop's turn: a waiting loop takes what is queued. What arrived before the last turn counts
-   * against `max` from now on. */
+  /**
+   * The loop's turn. A loop doing something else while events are queued is behind by all of them; a
+   * waiting loop takes what is queued, in the microtasks after this task, and whether it took all of it is
+   * seen at the turn after (posted here).
+   */
   function serve() {
     posted = false;
-    beforeTurn = sinceTurn;
-    sinceTurn = 0;
+    if (waiting.length === 0 && head < queue.length) {
+      keepingUp = false;
+      if (overflow === 'drop-oldest') dropTo(max);
+    }
     while (waiting.length !== 0 && (head < queue.length || finished)) settle(waiting.shift());
     if (finished) hangUp();
+    else if (keepingUp && head < queue.length) tick();
   }
 
   /** Closes the wake-up channel (an open port would keep Node's loop alive). */
@@ -131,17 +144,15 @@ export function iterate(record, types, options) {
   /** A listener entry for each type: the path onmessage takes. */
   const listener = (e) => {
     if (finished) return;
-    while (queue.length - head - sinceTurn - beforeTurn >= max) {
+    if (!keepingUp && queue.length - head >= max) {
       if (overflow !== 'drop-oldest') {
         end(new RangeError(`${PREFIX}the loop fell ${max} events behind the stream (events(types, { max }) sets the bound; overflow: 'drop-oldest' drops the oldest instead)`));
         record.client.close();
         return;
       }
-      take();
-      iterator.dropped++;
+      dropTo(max - 1);
     }
     queue.push(e);
-    sinceTurn++;
     tick();
   };
 
@@ -174,12 +185,14 @@ export function iterate(record, types, options) {
         if (head < queue.length) return Promise.resolve({ value: take(), done: false });
         if (finished) return new Promise((resolve, reject) => settle({ resolve, reject }));
       }
+      // Nothing queued: the loop has caught up, and what comes next arrives while it waits.
+      keepingUp = true;
       return new Promise((resolve, reject) => waiting.push({ resolve, reject }));
     },
     /** The loop ended early (`break`, `return`, a throw): nothing queued is kept, and the client closes. */
     return(value) {
       queue = [];
-      head = sinceTurn = beforeTurn = 0;
+      head = 0;
       end(null);
       record.client.close();
       return Promise.resolve({ value, done: true });

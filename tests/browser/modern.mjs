@@ -530,6 +530,30 @@ test("a burst handed over in the microtasks of the loop's own turn, while it tak
   await closedAt('turn-burst');
 });
 
+test('drop-oldest: a loop that takes a burst slowly is left only the newest max once its turn finds it busy, stream quiet or not', async () => {
+  // 15,000 events in one task, then nothing more; the loop waits a timer after each event it takes.
+  await plan('slow-burst', 'stall');
+  const es = new ManagedEventSource(url('slow-burst'));
+  ok(await until(3000, () => es.status === 'open'));
+  const it = es.events('message', { max: 1, overflow: 'drop-oldest' });
+  const ids = [];
+  const loop = (async () => {
+    for await (const ev of it) {
+      ids.push(Number(ev.data));
+      // Bounded: a loop left the whole stale burst would take it one timer at a time.
+      if (ids.at(-1) === 14999 || ids.length > 100) break;
+      await sleep(1);
+    }
+  })();
+  for (let i = 0; i < 15000; i++) es.dispatchEvent(new MessageEvent('message', { data: String(i) }));
+  await loop;
+  eq(ids.at(-1), 14999, `the newest is taken: ${ids.slice(0, 5)} ... ${ids.slice(-3)}`);
+  ok(ids.length <= 3, `the loop took ${ids.length} events of the stale burst`);
+  eq(ids.length + it.dropped, 15000, 'every event taken or counted in dropped');
+  ok(ids.every((n, i) => i === 0 || n > ids[i - 1]), 'in order');
+  await closedAt('slow-burst');
+});
+
 test('events(types): named events and messages in the order they came; break closes', async () => {
   await plan('named', 'named:6:update', 'stream');
   const es = new ManagedEventSource(url('named'));
