@@ -65,6 +65,11 @@ async function nothingAt(c) {
   eq([l.attempts.length, l.open, l.inflight], [0, 0, 0], `${c}: requests, open, in flight`);
 }
 
+/** Dispatches `n` messages on `es` whose data count up from `from`, in this task. */
+function dispatchNumbered(es, from, n) {
+  for (let i = from; i < from + n; i++) es.dispatchEvent(new MessageEvent('message', { data: String(i) }));
+}
+
 /** Waits until the server holds no connection of `c` open. */
 const closedAt = async (c) => ok(await until(3000, async () => (await log(c)).open === 0), `${c}: still open at the server`);
 
@@ -505,23 +510,20 @@ test("a burst handed over in the microtasks of the loop's own turn, while it tak
   const es = new ManagedEventSource(url('turn-burst'));
   ok(await until(3000, () => es.status === 'open'));
   const BURST = 15000;
-  const burst = (from) => {
-    for (let i = from; i < from + BURST; i++) es.dispatchEvent(new MessageEvent('message', { data: String(i) }));
-  };
   const got = [];
   let error = null;
   const loop = (async () => {
     try {
       for await (const ev of es) {
         got.push(Number(ev.data));
-        if (got.length === 1) Promise.resolve().then(() => burst(BURST));
+        if (got.length === 1) Promise.resolve().then(() => dispatchNumbered(es, BURST, BURST));
         if (got.length === 2 * BURST) break;
       }
     } catch (e) {
       error = e;
     }
   })();
-  burst(0);
+  dispatchNumbered(es, 0, BURST);
   await loop;
   eq(error, null, `after ${got.length} events: ${error}`);
   eq(got.length, 2 * BURST);
@@ -545,7 +547,7 @@ test('drop-oldest: a loop that takes a burst slowly is left only the newest max 
       await sleep(1);
     }
   })();
-  for (let i = 0; i < 15000; i++) es.dispatchEvent(new MessageEvent('message', { data: String(i) }));
+  dispatchNumbered(es, 0, 15000);
   await loop;
   eq(ids.at(-1), 14999, `the newest is taken: ${ids.slice(0, 5)} ... ${ids.slice(-3)}`);
   ok(ids.length <= 3, `the loop took ${ids.length} events of the stale burst`);

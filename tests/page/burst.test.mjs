@@ -24,7 +24,6 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { createEventLog, createMemoryStore } = await import(join(root, 'pkg', 'server.js'));
 
 const REPLAY = 50_000;
-const LIVE = 15_000;
 /** The most events /live streams to a client that never goes (the stall test's loop ends long before). */
 const LIVE_CAP = 200_000;
 const BATCH = 500;
