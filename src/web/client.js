@@ -24,7 +24,7 @@ import {
   N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, N_STALLS_RECUR, S_CONNECTING, S_CLOSED, STATUSES,
 } from './boundary.js';
 import { guard, report, PREFIX } from './errors.js';
-import { deliver } from './events.js';
+import { deliver, letGo } from './events.js';
 import { instantiate, instantiated, optionsPass, rust, whenInstantiated } from './loader.js';
 
 export const PENDING = 0, LIVE = 1, FOLLOWING = 2, CLOSED = 3;
@@ -85,6 +85,9 @@ export function recordOf(client, url, transport, handlers) {
     watchers: new Set(),
     /** Removes the listener on the `signal` option's AbortSignal, once, when the record closes. */
     unfollow: null,
+    /** The listener entries added with a `signal` that holds a handler for them; null once the record
+     * closes, when every such handler is taken off (events.js's letGo). */
+    signalled: new Set(),
   };
 }
 
@@ -147,6 +150,7 @@ function ended(record) {
   const unfollow = record.unfollow;
   record.unfollow = null;
   unfollow?.();
+  letGo(record);
   const teardown = record.teardown;
   record.teardown = null;
   teardown?.(record);

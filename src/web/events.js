@@ -122,9 +122,16 @@ export function deliver(record, type, e, listeners = record.listeners.get(type))
   record.dispatching = outer;
 }
 
-/** Calls the listener entry `x` with `e` (and the client as `this`), unless it was removed meanwhile. */
+/**
+ * Whether the listener entry `x` is gone: removed, or added with a `signal` that is aborted now. A closed
+ * client keeps its listeners but no handler on their signals (see letGo), so an abort after `close()` takes
+ * effect here, when the entry is next looked at; an open client's handler removes the entry at the abort.
+ */
+const gone = (x) => x.removed || x.signal?.aborted === true;
+
+/** Calls the listener entry `x` with `e` (and the client as `this`), unless it is gone. */
 function call(record, type, x, client, e) {
-  if (x.removed) return;
+  if (gone(x)) return;
   if (x.once) drop(record, type, x);
   try {
     if (typeof x.listener === 'function') x.listener.call(client, e);
@@ -170,25 +177,50 @@ export function add(record, type, listener, o) {
   if (signal?.aborted) return;
   const s = slot(record, type);
   const c = capture(o);
-  if (s.list.some((x) => !x.attribute && x.listener === listener && x.capture === c)) return;
-  const x = { listener, capture: c, once: object && !!o.once, removed: false, attribute: false };
+  if (s.list.some((x) => !x.attribute && !gone(x) && x.listener === listener && x.capture === c)) return;
+  const x = { listener, capture: c, once: object && !!o.once, removed: false, attribute: false, signal, abort: null };
   s.list = [...s.list, x];
-  signal?.addEventListener('abort', () => drop(record, type, x), { once: true });
+  // The signal holds a handler only while the client is open and the entry listed: drop and letGo take it off.
+  if (signal && record.signalled) {
+    x.abort = () => drop(record, type, x);
+    signal.addEventListener('abort', x.abort, { once: true });
+    record.signalled.add(x);
+  }
   record.typeAdded(record, type);
 }
 
 export function remove(record, type, listener, o) {
   type = `${type}`;
   const c = capture(o);
-  const x = record.listeners.get(type)?.list.find((x) => !x.attribute && x.listener === listener && x.capture === c);
+  const x = record.listeners.get(type)?.list.find((x) => !x.attribute && !gone(x) && x.listener === listener && x.capture === c);
   if (x) drop(record, type, x);
 }
 
-/** Removes a listener entry; a dispatch under way skips it (EventTarget's "removed" flag). */
+/** Removes a listener entry, and its handler on its signal; a dispatch under way skips it (EventTarget's
+ * "removed" flag). */
 function drop(record, type, x) {
   x.removed = true;
   const s = record.listeners.get(type);
   s.list = s.list.filter((y) => y !== x);
+  if (x.abort) {
+    x.signal.removeEventListener('abort', x.abort);
+    record.signalled?.delete(x);
+    x.abort = null;
+  }
+}
+
+/**
+ * The client closed for good: the listeners' signals let go of it (a signal that outlives the client, one
+ * AbortController for a whole app, would otherwise keep every closed client and its shell reachable). Its
+ * listeners stay, as on a closed `EventSource`; one whose signal aborts later is gone (see gone).
+ */
+export function letGo(record) {
+  const signalled = record.signalled;
+  record.signalled = null;
+  for (const x of signalled ?? EMPTY) {
+    x.signal.removeEventListener('abort', x.abort);
+    x.abort = null;
+  }
 }
 
 /**

@@ -140,7 +140,10 @@ export async function run(suite) {
   } catch (e) {
     results.push({ name: `load ${suite}`, ok: false, error: String(e?.stack ?? e) });
   }
+  // ?grep=text runs only the tests whose name contains it (GREP=text in the environment of suites.*.test.mjs).
+  const only = new URLSearchParams(location.search).get('grep');
   for (const t of tests) {
+    if (only && !t.name.includes(only)) continue;
     const t0 = performance.now();
     let timer;
     try {

@@ -57,7 +57,7 @@ export function runSuites(engine) {
   });
   for (const suite of suites) {
     test(`${suite} in ${engine}`, { skip, timeout: TIMEOUT }, async (t) => {
-      await reportResults(t, await browser.results(`${server.url}/tests/browser/harness.html?suite=${suite}`), `${engine} ${suite}`);
+      await reportResults(t, await browser.results(`${server.url}/tests/browser/harness.html?suite=${suite}${process.env.GREP ? `&grep=${encodeURIComponent(process.env.GREP)}` : ''}`), `${engine} ${suite}`);
     });
   }
 }
