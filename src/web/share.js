@@ -14,6 +14,7 @@ import { afterInstantiate, lastEventIdOf, notify, tellStatus, FOLLOWING, LIVE, P
 import { until } from './connection.js';
 import { instantiate, optionsPass, rust } from './loader.js';
 import { deliver } from './events.js';
+import { PREFIX } from './errors.js';
 
 /** Whether this runtime has what sharing needs (else each client holds a connection of its own). */
 export const sharing = () =>
@@ -52,6 +53,7 @@ export function startShared(record, values, key) {
      * (pagehide: closed, navigated away, into the back-forward cache). */
     seen: (e) => share.channel.postMessage({ kind: 'seen', from: share.id, visible: e?.type !== 'pagehide' && !hiddenHere() }),
   };
+  const alone = record.typeAdded;
   record.share = share;
   record.state = FOLLOWING;
   record.remoteTypes = new Set();
@@ -74,9 +76,29 @@ export function startShared(record, values, key) {
     else fromLeader(record, m.data);
   };
   hello(record);
-  navigator.locks
-    .request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))
-    .catch(() => {}); // aborted: closed before it led
+  // A request the page may not make (a sandboxed iframe, an opaque origin) rejects, or throws, with a
+  // SecurityError: the client then connects on its own. One aborted by leave was closed before it led.
+  new Promise((granted) => granted(navigator.locks.request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))))
+    .catch((e) => share.abort.signal.aborted || unshared(record, values, alone, e));
+}
+
+/** Whether the page was told that it may not use Web Locks (once a page: each client would say the same). */
+let toldRefused = false;
+
+/**
+ * The page refused the lock request (`why`): the client holds a connection of its own, as where the APIs
+ * are missing, and the page is told why once. `typeAdded` is the record's own, from before it shared.
+ */
+function unshared(record, values, typeAdded, why) {
+  if (record.state !== FOLLOWING) return;
+  if (!toldRefused) {
+    toldRefused = true;
+    console.warn(`${PREFIX}share: this page may not use Web Locks (${why?.name ?? 'Error'}: ${why?.message ?? why}), so each client here holds a connection of its own`);
+  }
+  leave(record);
+  Object.assign(record, { share: null, teardown: null, forward: null, typeAdded, state: PENDING });
+  values[V_RESUME_FROM] = record.lastEventId || undefined;
+  afterInstantiate(record, values);
 }
 
 /** What a leader tells the followers of its shell: its status, readyState and attempt. */

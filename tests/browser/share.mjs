@@ -165,3 +165,60 @@ test('an event the previous leader relayed before letting go, which reaches the 
     }
   }
 });
+
+/**
+ * A page of an opaque origin (an iframe sandboxed without allow-same-origin), where Web Locks refuse every
+ * request with a SecurityError, running `body` (a module script's text, with `entry`'s ManagedEventSource in
+ * scope and `tell(value)` posting to this page). Returns the frame and the messages it has told.
+ */
+function sandboxed(entry, body) {
+  const frame = document.createElement('iframe');
+  frame.sandbox = 'allow-scripts';
+  const told = [];
+  const hear = (m) => m.source === frame.contentWindow && told.push(m.data);
+  addEventListener('message', hear);
+  frame.srcdoc = `<script type="module">
+    const tell = (value) => parent.postMessage(value, '*');
+    const warned = [];
+    const warn = console.warn;
+    console.warn = (...a) => (warned.push(a.map(String).join(' ')), warn.apply(console, a));
+    const { ManagedEventSource } = await import('${location.origin}/pkg/${entry}.js');
+    ${body}
+  </script>`;
+  document.body.append(frame);
+  return { frame, told, done: () => (removeEventListener('message', hear), frame.remove()) };
+}
+
+for (const [entry, extra] of ENTRIES) {
+  test(`${entry}: where Web Locks are refused (a sandboxed iframe), shared clients connect on their own, a for await loop runs, and the page is told why once`, async () => {
+    if (!sharing) return;
+    const c = `share-refused-${entry}`;
+    await plan(c, '', 'stream');
+    const opts = { share: `${c}-${Math.random()}`, jitter: 'none', baseMs: 30, maxMs: 100, ...extra };
+    const { frame, told, done } = sandboxed(entry, `
+      const made = [0, 1].map(() => new ManagedEventSource(${JSON.stringify(url(c))}, ${JSON.stringify(opts)}));
+      const state = () => ({ statuses: made.map((x) => x.status), leaders: made.map((x) => x.leader), warned, origin: location.origin });
+      for (const x of made) x.onstatus = () => tell(state());
+      let taken = 0;
+      for await (const e of made[1]) if (++taken === 3) break;
+      tell({ ...state(), taken });
+      addEventListener('message', (m) => m.data === 'close' && (made[0].close(), tell(state())));
+    `);
+    try {
+      ok(await until(8000, () => told.some((t) => t.taken === 3)), `the frame's loop took 3 events: ${JSON.stringify(told.at(-1))}`);
+      const last = told.find((t) => t.taken === 3);
+      eq(last.origin, 'null', 'an opaque origin');
+      eq(last.statuses, ['open', 'closed'], 'the first client open, the loop\'s closed by its break');
+      eq(last.leaders, [true, true], 'each holds its connection');
+      eq(last.warned.length, 1, `told once: ${JSON.stringify(last.warned)}`);
+      ok(/Web Locks/.test(last.warned[0]) && /SecurityError/.test(last.warned[0]), last.warned[0]);
+      const l = await log(c);
+      eq(l.attempts.length, 2, 'two connections, one each');
+      frame.contentWindow.postMessage('close', '*');
+      ok(await until(3000, () => told.at(-1).statuses?.[0] === 'closed'), 'closed');
+      ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
+    } finally {
+      done();
+    }
+  });
+}

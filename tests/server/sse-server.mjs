@@ -429,7 +429,8 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     try {
       if (!full.startsWith(base + '/')) throw new Error('outside');
       const body = await readFile(full);
-      res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-store', ...headers });
+      // Any origin may load them: a sandboxed iframe's page (an opaque origin) imports the package too.
+      res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*', ...headers });
       res.end(body);
     } catch {
       res.writeHead(404);
