@@ -79,6 +79,9 @@ export function recordOf(client, url, transport, handlers) {
     teardown: null,
     /** share.js's state, for a shared client. */
     share: null,
+    /** Whether close() was called (by the user, the signal, `until`, an iteration's end), as opposed to the
+     * stream ending at the server's word: a shared leader hands the former over and tells the latter. */
+    closeCalled: false,
     /** Called when a listener's type is first heard of: the live connection relays it. */
     typeAdded: relayType,
     /** Told each status after the callbacks (iterate.js's iterations). */
@@ -158,6 +161,7 @@ function ended(record) {
 
 /** close(), in every state. */
 export function close(record) {
+  record.closeCalled = true;
   if (record.state === LIVE) {
     record.shell.input(I_CLOSE);
     // A shell whose status was 'closed' already (a 204, a socket the server closed) tells no new status.

@@ -37,8 +37,9 @@ export function startShared(record, values, key) {
     leader: false,
     release: null,
     note: (what, a, b) => {
-      // A leader that closes hands the connection over: the others are not told it closed.
-      if (share.leader && !(what === N_STATUS && a === S_CLOSED)) {
+      // A leader closed by close() (its user, its signal, `until`, a loop's end) hands the connection over:
+      // the others are not told. A stream the server ended (a 204) is over for every tab: they are.
+      if (share.leader && !(what === N_STATUS && a === S_CLOSED && record.closeCalled)) {
         share.channel.postMessage({ kind: 'note', what, a, b, state: what === N_STATUS ? shellState(record) : undefined });
       }
     },

@@ -222,3 +222,36 @@ for (const [entry, extra] of ENTRIES) {
     }
   });
 }
+
+for (const [entry, extra] of [['index', { probe: true }], ['fetch', { transport: 'fetch' }]]) {
+  test(`${entry}: a stream the server ends for good (204) ends in every tab that shares it: the followers are closed, their loops end, and no tab asks the server again`, async () => {
+    if (!sharing) return;
+    const { ManagedEventSource } = await import(`/pkg/${entry}.js`);
+    const c = `share-ended-${entry}`;
+    // Five events, then the stream is over: every request after the first is answered 204.
+    await plan(c, 'events:5', '204');
+    const opts = { share: `${c}-${Math.random()}`, jitter: 'none', baseMs: 30, maxMs: 100, ...extra };
+    const leader = new ManagedEventSource(url(c), opts);
+    const followers = [new ManagedEventSource(url(c), opts), new ManagedEventSource(url(c), opts)];
+    const heard = followers.map(() => []);
+    followers.forEach((f, i) => (f.onstatus = (s) => heard[i].push(s)));
+    const loop = (async () => {
+      let n = 0;
+      for await (const _ of followers[1]) n++;
+      return n;
+    })();
+    ok(await until(5000, () => leader.status === 'closed'), `the leader is closed: ${leader.status}`);
+    // What the leader asked: its stream, the 204 (and with the EventSource transport, the probe's).
+    const asked = (await log(c)).attempts.map((a) => a.step);
+    const ended = await Promise.race([loop, sleep(3000).then(() => 'still waiting')]);
+    eq(typeof ended, 'number', `a follower's for await loop ends (${ended})`);
+    eq(followers.map((f) => [f.status, f.readyState, f.leader]), [['closed', 2, false], ['closed', 2, false]]);
+    eq(heard.map((h) => h.at(-1)), ['closed', 'closed'], 'each follower heard closed');
+    // The leader's page goes: no follower takes the lead to ask again (before, each did in turn).
+    leader.close();
+    await sleep(600);
+    eq((await log(c)).attempts.map((a) => a.step), asked, 'no tab asks the server again');
+    eq((await log(c)).open, 0, 'nothing open at the server');
+    for (const f of followers) f.close();
+  });
+}
