@@ -92,14 +92,19 @@ export async function pageServer(handle) {
  * Registers `title` once per engine: Chromium through Playwright, Firefox and WebKit through WebDriver (each
  * skipped when its browser is missing). `body(engine, page)` drives one fresh browser with one page, closed
  * after it: `page.goto(url)`, `page.back()`, and `page.evaluate(source)`, the completion value of a script
- * (JSON-serialisable; a promise is awaited). `engine` is 'chromium', 'firefox' or 'webkit'.
+ * (JSON-serialisable; a promise is awaited); in Chromium also `page.heapUsed()`, the page's heap in bytes
+ * after a full collection, which no driver of Firefox or WebKit can ask for. `engine` is 'chromium',
+ * 'firefox' or 'webkit'.
  */
 export function inEachEngine(title, body) {
   test(`Chromium: ${title}`, async () => {
     const browser = await launch();
     try {
       const p = await browser.newPage();
-      await body('chromium', { goto: (u) => p.goto(u), back: () => p.goBack(), evaluate: (s) => p.evaluate(s) });
+      const cdp = await p.context().newCDPSession(p);
+      // The page's JavaScript heap in bytes after a full collection (DevTools' protocol; Chromium only).
+      const heapUsed = async () => (await cdp.send('HeapProfiler.collectGarbage'), (await cdp.send('Runtime.getHeapUsage')).usedSize);
+      await body('chromium', { goto: (u) => p.goto(u), back: () => p.goBack(), evaluate: (s) => p.evaluate(s), heapUsed });
     } finally {
       await browser.close();
     }
