@@ -72,7 +72,7 @@ export function recordOf(client, url, transport, handlers) {
     attempt: 0,
     lastEventId: '',
     /** Event types that other tabs listen to, which the connection relays too (share.js). */
-    remoteTypes: [],
+    remoteTypes: new Set(),
     /** Called with each server event after the listeners (share.js's leader posts it to the other tabs). */
     forward: null,
     /** Ends what a state other than LIVE holds (share.js's channel and lock), once, when the record closes. */
@@ -91,6 +91,16 @@ export function recordOf(client, url, transport, handlers) {
     /** The listener entries added with a `signal` that holds a handler for them; null once the record
      * closes, when every such handler is taken off (events.js's letGo). */
     signalled: new Set(),
+    /** The fetch transport's request: headers, method, body, the fetch function (fetch.js's configure). */
+    fetchOptions: null,
+    /** ManagedWebSocket's (socket.js's configure): messages sent while disconnected, in order, and their
+     * bound; the binaryType set; close(code, reason) on a live socket, as { code, reason }; the socket last
+     * let go of, whose protocol, extensions and bufferedAmount stay readable. */
+    queue: null,
+    queueMax: undefined,
+    binaryType: 'blob',
+    closing: null,
+    last: null,
   };
 }
 
@@ -145,6 +155,20 @@ export function afterInstantiate(record, values) {
       report(e);
       close(record);
     });
+}
+
+/** PENDING -> FOLLOWING: a shared client waits for the lock (share.js), mirroring the tab that holds it. */
+export function follows(record) {
+  record.state = FOLLOWING;
+}
+
+/**
+ * FOLLOWING -> PENDING: the lock was granted, or the page may not use Web Locks; the client begins once
+ * the module is instantiated (afterInstantiate), with the option values `values`.
+ */
+export function granted(record, values) {
+  record.state = PENDING;
+  afterInstantiate(record, values);
 }
 
 /** The record is closed for good: whatever its state held ends. */

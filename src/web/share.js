@@ -10,7 +10,7 @@
 // on top of client.js; nothing below imports it.
 
 import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_WAKE, I_HIDDEN, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, V_RESUME_FROM } from './boundary.js';
-import { afterInstantiate, lastEventIdOf, notify, tellStatus, FOLLOWING, LIVE, PENDING } from './client.js';
+import { follows, granted, lastEventIdOf, notify, tellStatus, FOLLOWING, LIVE, PENDING } from './client.js';
 import { until } from './connection.js';
 import { instantiate, optionsPass, rust } from './loader.js';
 import { deliver } from './events.js';
@@ -56,8 +56,7 @@ export function startShared(record, values, key) {
   };
   const alone = record.typeAdded;
   record.share = share;
-  record.state = FOLLOWING;
-  record.remoteTypes = new Set();
+  follows(record);
   record.teardown = leave;
   record.typeAdded = (record, type) => {
     if (record.connection) record.transport.relay(record.connection, type);
@@ -97,9 +96,9 @@ function unshared(record, values, typeAdded, why) {
     console.warn(`${PREFIX}share: this page may not use Web Locks (${why?.name ?? 'Error'}: ${why?.message ?? why}), so each client here holds a connection of its own`);
   }
   leave(record);
-  Object.assign(record, { share: null, teardown: null, forward: null, typeAdded, state: PENDING });
+  Object.assign(record, { share: null, teardown: null, forward: null, typeAdded });
   values[V_RESUME_FROM] = record.lastEventId || undefined;
-  afterInstantiate(record, values);
+  granted(record, values);
 }
 
 /** What a leader tells the followers of its shell: its status, readyState and attempt. */
@@ -142,12 +141,11 @@ function lead(record, values, release) {
   share.release = release;
   if (record.state !== FOLLOWING) return release(); // closed meanwhile
   share.leader = true;
-  record.state = PENDING;
   // The followers' event types, which they told the leader before this one: they tell them again.
   share.channel.postMessage({ kind: 'leading' });
   share.values = values;
   values[V_RESUME_FROM] = record.lastEventId || undefined;
-  afterInstantiate(record, values);
+  granted(record, values);
 }
 
 /** Ends a shared client's part (its teardown): the channel closes and the lock goes to the next tab. */

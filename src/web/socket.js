@@ -22,11 +22,8 @@ const socketTransport = {
   kind: 1,
   stallAdvice: 'raise it',
   configure(record, o) {
-    record.queue = []; // messages sent while disconnected, in order
+    record.queue = [];
     record.queueMax = o.queue?.max;
-    record.binaryType = 'blob';
-    record.closing = null; // close(code, reason) on a live socket: { code, reason }
-    record.last = null; // the socket last let go of, whose protocol, extensions and bufferedAmount stay readable
   },
   /** A socket relays only messages, from attachSocket on. */
   relay() {},
