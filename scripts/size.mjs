@@ -58,6 +58,7 @@ if (existsSync(work)) {
   for (const [file, what] of [
     ['api.js', 'public classes'],
     ['share.js', 'tab sharing'],
+    ['iterate.js', 'async iteration'],
     ['client.js', 'record and lifecycle'],
     ['eventsource.js', 'EventSource transport'],
     ['connection.js', "a connection's events"],
