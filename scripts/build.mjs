@@ -10,7 +10,7 @@
 // -Oz (the npm binaryen: Debian's is too old) shrinks the wasm, and the glue's functions for imports it
 // removed are dropped; the wasm is inlined as hex, which the entry decodes with the engine's own
 // `Uint8Array.fromHex` on first use (a loop where that is missing); esbuild bundles and minifies
-// the glue, src/web/api.js and the entry into each flavour, and terser compresses them again. Every edit of
+// the glue, the rooms of src/web/ that the entry imports (api.js and below) and the entry into each flavour, and terser compresses them again. Every edit of
 // wasm-bindgen's output is checked: a wasm-bindgen that writes something else fails the build with a message
 // naming the step (tests/glue.test.mjs holds each step to a fixture).
 //
@@ -192,7 +192,7 @@ addTransport('eventsource', awaitingEventSource);`,
     join(main, 'global.js'),
     `import { ManagedEventSource, createManagedStream, prepare } from './entry.js';
 export { ManagedEventSource, createManagedStream, prepare };
-/** The API is ready at once; the promise is kept for pages written against earlier versions. */
+/** The API is ready at once: ready resolves at once to the same three. */
 export const ready = Promise.resolve({ ManagedEventSource, createManagedStream, prepare });
 `,
   );

@@ -3,7 +3,7 @@ import type { Injector, Signal } from '@angular/core';
 import type { ManagedEventSource, Options, Status } from './index.js';
 import type { FetchOptions } from './fetch.js';
 
-/** Seed 003's backoff object: the delay before reconnect n (from 0) is at most
+/** sseResource's backoff object, each field a package option under another name: the delay before reconnect n (from 0) is at most
  * min(maxDelayMs, initialDelayMs × factor^n), drawn with the package's `jitter` (default 'full'). */
 export interface SseBackoff {
   /** The package's `baseMs`. Default 1000. */
@@ -14,13 +14,13 @@ export interface SseBackoff {
   maxDelayMs?: number;
   /** Reconnects in a row before status 'failed'. Default Infinity. */
   maxAttempts?: number;
-  /** Default 'full'; 'none' is seed 003's schedule exactly. */
+  /** Default 'full'; 'none' waits exactly min(maxDelayMs, initialDelayMs × factor^n), no random draw. */
   jitter?: FetchOptions['jitter'];
 }
 
 /** The options of sseResource itself, taken out before the rest reach the client's constructor. */
 export interface SseResourceOwnOptions<T> {
-  /** A backoff object (seed 003; the default, `{}`, is the package's ladder), 'backoff', 'browser' (the
+  /** A backoff object (SseBackoff; the default, `{}`, is the package's ladder), 'backoff', 'browser' (the
    * browser reconnects; only the status is reported) or false (the first error ends the stream). */
   reconnect?: SseBackoff | 'backoff' | 'browser' | false;
   /** The event whose data becomes the value. Default 'message'. */

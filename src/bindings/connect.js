@@ -1,6 +1,6 @@
 // What every framework binding does with one client: makes it from the user's options and turns what it
 // tells into immutable state snapshots. Bundled into each binding (pkg/react.js, vue.js, svelte.js,
-// solid.js); it may use only the package's public API, imported from the package's own entry, so that a
+// solid.js; angular.js imports only its keyOf); it may use only the package's public API, imported from the package's own entry, so that a
 // binding and the user's code share one module (and one wasm instance).
 //
 // What must stay true: once `stop()` has run, no callback of that client reaches `update` again, so a

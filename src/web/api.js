@@ -46,7 +46,7 @@ const FETCH = ['headers', 'method', 'body', 'fetch'];
 function askFirstUrl(record) {
   const u = typeof record.url === 'function' ? record.url() : record.url;
   if (typeof u?.then === 'function') {
-    if (!record.transport.waitForUrl) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
+    if (!record.transport.awaitsUrl) fail('the url function returned a Promise (awaited with managed-eventsource/fetch)');
     // The first attempt awaits it (and reports a rejection) only once the shell starts, tasks later:
     // until then it must not count as an unhandled rejection.
     if (u instanceof Promise) u.catch(() => {});
@@ -109,15 +109,15 @@ function start(client, url, options, handlers) {
   return record;
 }
 
-/** createManagedStream's handlers for the instance being constructed (not a constructor argument). */
-let nextHandlers = null;
+/** What createManagedStream passes the constructor before its handlers, which no other caller can pass. */
+const WITH_HANDLERS = Symbol('handlers');
 
 /** An EventSource that reconnects through a jittered exponential backoff ladder. */
 export class ManagedEventSource {
   #record;
   constructor(url, options) {
-    const handlers = nextHandlers;
-    nextHandlers = null;
+    // createManagedStream's handlers, the only callbacks that exist while the constructor runs.
+    const handlers = arguments[2] === WITH_HANDLERS ? arguments[3] : null;
     // As EventSource: its URL is required (ToString would make undefined a path).
     if (arguments.length === 0) fail('1 argument required, but only 0 present: the URL');
     this.#record = start(this, url, options, handlers);
@@ -187,8 +187,7 @@ export function createManagedStream(url, handlers, options) {
     } else if (typeof f !== 'function') fail('handler ' + k + ' must be a function');
     else checked[k] = f;
   }
-  nextHandlers = checked;
-  const client = new ManagedEventSource(url, options);
+  const client = new ManagedEventSource(url, options, WITH_HANDLERS, checked);
   return () => client.close();
 }
 

@@ -27,8 +27,8 @@ export function askUrl(record) {
  * The URL of the next EventSource attempt, carrying `id` (the last event id, when Rust decides this attempt
  * resumes with it) in the `lastEventIdParam` parameter. Throws (Rust catches it) what a URL function
  * throws, or a RangeError for a URL no browser would request. A URL function that returns a Promise gets,
- * with the fetch transport, the attempt's wait instead (the transport's `waitForUrl`); the EventSource
- * transport refuses it, with a clear error rather than a request to '/[object Promise]'.
+ * with the fetch entry's EventSource transport, the attempt's wait instead (its `waitForUrl`; the fetch
+ * transport awaits it itself); the main entry's EventSource transport refuses it, with a clear error rather than a request to '/[object Promise]'.
  */
 export function urlOf(record, id) {
   const u = askUrl(record);

@@ -8,7 +8,8 @@
 // Every transport (this one, fetch.js's, socket.js's) gives client.js the same members: `kind` (the shell's
 // transport number), `configure(record, options)`, `resolve(url)`, `relay(connection, type)`, `failed(record)`,
 // `flush(record)` and `stallAdvice` (what the warning of recurring stalls advises); fetch.js's also
-// `waitForUrl` (a URL function's Promise).
+// `awaitsUrl` (a URL function may return a Promise), and its EventSource transport `waitForUrl` (the shell's
+// attempt waits for that Promise).
 
 import { I_OPENED, I_FAILED, I_UNUSABLE } from './boundary.js';
 import { arrived, connectionOf, inputWith } from './connection.js';

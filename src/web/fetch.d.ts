@@ -51,5 +51,5 @@ export declare class ManagedEventSource extends Base {
   constructor(url: Url, options?: FetchOptions);
 }
 
-/** Seed 000's createManagedStream, with the fetch transport's options. */
+/** createManagedStream (the callback form of ManagedEventSource), with the fetch transport's options. */
 export declare function createManagedStream(url: Url, handlers: StreamHandlers, options?: FetchOptions): () => void;

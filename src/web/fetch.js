@@ -105,11 +105,13 @@ export const fetchTransport = {
   /** A failure: the `error` event an attempt made, or one for a failure with none (a stall, a timeout). */
   failed: (record) => deliver(record, 'error', record.event ?? new Event('error')),
   flush() {},
-  waitForUrl,
+  /** A URL function may return a Promise: the transport's own attempt awaits it (see open). */
+  awaitsUrl: true,
 };
 
-/** The EventSource transport of the fetch entry, whose URL function may return a Promise too. */
-export const awaitingEventSource = { ...eventSourceTransport, waitForUrl };
+/** The EventSource transport of the fetch entry, whose URL function may return a Promise too: the shell's
+ * attempt waits for it (waitForUrl). */
+export const awaitingEventSource = { ...eventSourceTransport, awaitsUrl: true, waitForUrl };
 
 /**
  * Starts an attempt for Rust and returns its connection record. `id`: the id the URL carries (undefined for

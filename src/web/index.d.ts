@@ -178,7 +178,9 @@ export interface StreamHandlers {
   onUnauthorized?: (info: UnauthorizedInfo) => void;
 }
 
-/** Seed 000's createManagedStream: connects and returns a function that stops the stream. */
+/** The callback form of ManagedEventSource: connects to `url`, calls the `handlers` (onOpen, onMessage,
+ * events, onRetryScheduled, onGiveUp, onStatus, onUnauthorized), and returns a function that closes the
+ * stream. docs/reference.md's "Names across the APIs" maps each handler to the class's member. */
 export declare function createManagedStream(
   url: string | URL | (() => string | URL),
   handlers: StreamHandlers,

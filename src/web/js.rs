@@ -1,7 +1,7 @@
 //! The JavaScript half's entry points (the rooms of `src/web/`, see `api.js`) and the guards that own what
 //! they create.
 //!
-//! Every import here either never throws (the functions in `api.js` catch whatever user code throws) or is
+//! Every import here either never throws (errors.js's `guard` wraps each that runs user code) or is
 //! declared `catch`, so that no exception unwinds through wasm: an unwinding exception skips the wasm
 //! stack's epilogue and, a thousand throws later, the module traps for the whole page.
 
@@ -98,8 +98,8 @@ extern "C" {
 /// What a connection is made of.
 pub(crate) enum Source {
     Events(EventSource),
-    /// An attempt waiting for the Promise its URL function returned (the fetch entry only); the record is
-    /// `fetch.js`'s `later`, which `disarm` ends.
+    /// An attempt waiting for the Promise its URL function returned (the fetch entry only); the value is
+    /// the function `fetch.js`'s `waitForUrl` returns, which `disarm` calls.
     #[cfg(feature = "fetch")]
     Waiting,
     #[cfg(feature = "websocket")]
@@ -153,7 +153,7 @@ extern "C" {
 pub(crate) struct Timer(JsValue);
 
 impl Timer {
-    /// Owns what `disarm` cancels: a timer's id, or a probe's abort controller.
+    /// Owns what `disarm` cancels: a timer's id, or a function that stops a probe (effects.js's `probe`).
     pub(crate) fn of(handle: JsValue) -> Self {
         Timer(handle)
     }

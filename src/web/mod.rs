@@ -6,7 +6,8 @@
 //! events; everything that decides (options, when to open, close, wait or give up) is here and in
 //! [`crate::machine`]. Rust creates and closes every source and arms every timer.
 //!
-//! The JavaScript half reaches a shell through three exports, `shell`, `input` and `free`, and holds it by a
+//! The JavaScript half reaches a shell through the exports loader.js names (`shell`, `start`, `input`,
+//! `lastEventId`, `free`, and the fetch build's `chunk`), and holds it by a
 //! `Handle`: a number that names a slot of a table, so that a stale or made-up handle finds nothing. The
 //! numbers both halves use are [`crate::boundary`]'s.
 
@@ -259,7 +260,7 @@ pub fn chunk(handle: f64, bytes: &[u8]) {
 }
 
 /// The last event id of the shell of `handle`: the JavaScript string it arrived as (`undefined` before
-/// any, which `api.js` reads as the empty string, and for a handle that names no shell).
+/// any, which client.js's `lastEventIdOf` reads as the empty string, and for a handle that names no shell).
 #[cfg_attr(feature = "small", wasm_bindgen(js_name = lastEventId))]
 pub fn last_event_id(handle: f64) -> JsValue {
     let Some(shared) = handles::get(Handle::from(handle)) else {

@@ -1,9 +1,10 @@
 //! The browser shell: turns browser events into machine inputs and machine commands into browser calls.
 //!
-//! Ownership: [`Core`] owns the current [`Connection`] (the `EventSource` and the JavaScript relay's
-//! listeners on it), the pending [`Timer`] and the [`Page`] listeners. Dropping a connection removes its
-//! listeners and closes its source; dropping the timer cancels it. The JavaScript half holds the shell's
-//! handle (`link.s`, see `handles.rs`) and the shell holds the link until `close()`, so a running stream
+//! Ownership: [`Core`] owns the current [`Connection`] (the `EventSource` and the transport's listeners on
+//! it: eventsource.js, socket.js), the pending [`Timer`] and the [`Page`] listeners. Dropping a connection
+//! removes its listeners and closes its source; dropping the timer cancels it. The JavaScript half holds the
+//! shell's handle (`record.shell.handle`, client.js's `begin`; see `handles.rs`) and the shell holds the
+//! record until `close()`, so a running stream
 //! stays alive without a reference, as a native `EventSource` does; closing lets both go, and the
 //! JavaScript half's FinalizationRegistry frees the shell once its link is collected.
 //!
@@ -169,7 +170,7 @@ impl Shared {
             }
             Code::Online => Input::Online,
             Code::Offline => Input::Offline,
-            // The hint's data as a number of ms (`api.js` reads it as `retry:` is read); a negative
+            // The hint's data as a number of ms (effects.js's `hintMs` reads it as `retry:` is read); a negative
             // number for data that is not a delay, which changes nothing.
             Code::Hint if arg >= 0.0 => Input::RetryHint { ms: delay_ms(arg) },
             Code::RetryNow => Input::RetryNow,
@@ -379,7 +380,7 @@ impl Shared {
         Ok((source, record))
     }
 
-    /// The attempt that waited for its URL has it (see `fetch.js`'s `later`): its source, now.
+    /// The attempt that waited for its URL has it (see `fetch.js`'s `waitForUrl`): its source, now.
     #[cfg(feature = "fetch")]
     fn url_ready(&self) {
         let wait = match &self.get().connection {

@@ -5,8 +5,10 @@
 // eventsource-request-cancellation does, with a response that waits 1 s before its event. A native
 // `EventSource` never opens (Chromium and Firefox cancel it: `error`, CLOSED; WebKit cancels it and fires
 // nothing). A page's first ManagedEventSource sends its request once its module is ready, a task or more
-// later, so no stop that came before cancels it: it opens. Once the module is ready (`prepare()`), a client
-// with `reconnect: 'browser'` sends its request in its constructor and does what the native one does.
+// later, so no stop that came before cancels it: it opens. Its stop is called in the constructor's own
+// task, which is certain to come before the module is ready (a loaded machine may compile the module
+// before the next task runs). Once the module is ready (`prepare()`), a client with `reconnect: 'browser'`
+// sends its request in its constructor and does what the native one does.
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import { inEachEngine, pageServer } from './browser.mjs';
@@ -32,8 +34,8 @@ after(() => server.close());
 
 /**
  * The page's script: a client of `kind` ('native', 'first': a page's first ManagedEventSource, made while
- * its module is still being readied, 'prepared': one made after `prepare()`), stopped by window.stop() in
- * the next task, and watched for WATCH_MS: the events it fires, with the readyState at each.
+ * its module is still being readied, stopped in the same task; 'prepared': one made after `prepare()`),
+ * stopped by window.stop() in the next task (but 'first'), and watched for WATCH_MS: the events it fires, with the readyState at each.
  */
 const script = (kind) => `
   (() => {
@@ -43,7 +45,8 @@ const script = (kind) => `
       if (${JSON.stringify(kind)} === 'prepared') await prepare();
       const es = ${JSON.stringify(kind)} === 'native' ? new EventSource('/slow') : new ManagedEventSource('/slow', { reconnect: 'browser' });
       for (const type of ['open', 'message', 'error']) es.addEventListener(type, () => r.trace.push(type + ' ' + es.readyState));
-      setTimeout(() => window.stop());
+      if (${JSON.stringify(kind)} === 'first') window.stop();
+      else setTimeout(() => window.stop());
       setTimeout(() => {
         r.readyState = es.readyState;
         es.close();
@@ -66,7 +69,7 @@ async function watch(page, kind) {
   }
 }
 
-inEachEngine("window.stop() in the task after a page's first client was made does not cancel its request, which is sent later; once the module is ready, 'browser' mode is cancelled as the native EventSource is", async (engine, page) => {
+inEachEngine("window.stop() before a page's first client has sent its request does not cancel it: it is sent later; once the module is ready, 'browser' mode is cancelled as the native EventSource is", async (engine, page) => {
   const native = await watch(page, 'native');
   const first = await watch(page, 'first');
   const prepared = await watch(page, 'prepared');
