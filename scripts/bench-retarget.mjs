@@ -40,6 +40,21 @@ const VARIANTS = {
     class Retargeted extends Given { target = me; srcElement = me; currentTarget = me; }
     es.addEventListener('message', (e) => on.call(me, new Retargeted(e)));
   }`,
+  'class fields declared, then assigned from a constructor argument': `(es, on, me) => {
+    class Given { constructor(e) { return e; } }
+    class Retargeted extends Given {
+      target = null; srcElement = null; currentTarget = null;
+      constructor(e, to) { super(e); this.target = to; this.srcElement = to; this.currentTarget = to; }
+    }
+    es.addEventListener('message', (e) => on.call(me, new Retargeted(e, me)));
+  }`,
+  'class fields, one class per target': `(es, on, me) => {
+    class Given { constructor(e) { return e; } }
+    // As many classes as a page with eight clients would make, each used in turn.
+    const classes = Array.from({ length: 8 }, () => { const to = me; return class extends Given { target = to; srcElement = to; currentTarget = to; }; });
+    let i = 0;
+    es.addEventListener('message', (e) => on.call(me, new classes[i++ & 7](e)));
+  }`,
   'defineProperty': `(es, on, me) => { es.addEventListener('message', (e) => on.call(me, Object.defineProperty(e, 'target', { value: me }))); }`,
   'an expando (no retarget; for scale)': `(es, on, me) => { es.addEventListener('message', (e) => { e.owner = me; on.call(me, e); }); }`,
 };

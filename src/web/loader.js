@@ -2,8 +2,7 @@
 // instantiated once, and the Rust exports every client's shell is made through. Its bindings are the page's
 // one copy of the module. The JavaScript half's other module-level state is page-wide by design too:
 // client.js's FinalizationRegistry of shells, share.js's once-a-page warning, events.js's dispatches under
-// way, api.js's transports, and two registers that are set and cleared within one call (events.js's `to`,
-// fetch.js's `data` and `origin`: see there why).
+// way, api.js's transports.
 //
 // Two providers install it: the package's entry (`install`: wasm-bindgen's glue and the module's bytes) and
 // the test build (`provide`: exports of a module that wasm-bindgen's test runner instantiated already).
