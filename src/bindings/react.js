@@ -9,7 +9,9 @@
 // - a URL change closes the old connection before the new one opens, and the state rendered for a URL is
 //   never another URL's (the snapshot carries the key it belongs to);
 // - options are read when a connection opens (mount, URL change): a new options object alone never
-//   reconnects; only `onMessage` is the latest committed render's, as a React callback prop is.
+//   reconnects; only `onMessage` is the latest committed render's, as a React callback prop is;
+// - a URL function is the latest committed render's too, called for each attempt: a new function alone (an
+//   inline arrow) never reconnects; a change of the `key` option does, as a new URL does.
 
 import { useEffect, useState, useSyncExternalStore } from 'react';
 import { connect, idle, keyOf } from './connect.js';
@@ -28,8 +30,10 @@ function makeOwner() {
   /** The connection an unmount is about to close, unless it is mounted again first. */
   let leaving = null;
   let snapshot = { key: null, state: CLOSED };
-  /** The latest committed render's onMessage, which every connection of this hook calls. */
-  let onMessage;
+  /** The latest committed render's onMessage, which every connection of this hook calls, and its URL
+   * function (if its URL is one), which every attempt of this hook's connection calls. */
+  let onMessage, urlFunction;
+  const latestUrl = () => urlFunction();
   const drop = () => {
     departing.delete(drop);
     connection?.stop();
@@ -41,9 +45,10 @@ function makeOwner() {
       return () => listeners.delete(listener);
     },
     get: () => snapshot,
-    /** Takes a committed render's onMessage. */
-    heard(f) {
+    /** Takes a committed render's onMessage and URL function. */
+    heard(f, u) {
       onMessage = f;
+      urlFunction = u;
     },
     /** The effect of a mount or URL change; returns its cleanup. */
     hold(key, url, options) {
@@ -54,7 +59,8 @@ function makeOwner() {
         drop();
         if (key != null) {
           for (const other of departing) other();
-          const made = connect(url, { ...options, onMessage: (ev) => onMessage?.(ev) }, (state) => {
+          const { key: _, ...rest } = options ?? {};
+          const made = connect(typeof url === 'function' ? latestUrl : url, { ...rest, onMessage: (ev) => onMessage?.(ev) }, (state) => {
             snapshot = { key, state };
             for (const listener of listeners) listener();
           });
@@ -78,11 +84,13 @@ function makeOwner() {
  * `reconnectNow` and `close`.
  */
 export function useManagedEventSource(url, options) {
-  const key = keyOf(url);
+  // A URL function is told apart only by the `key` option (what it depends on besides what changes per
+  // attempt, a token): an inline arrow is a new function every render.
+  const key = typeof url === 'function' ? `\0function ${options?.key ?? ''}` : keyOf(url);
   const [owner] = useState(makeOwner);
   const { key: shown, state } = useSyncExternalStore(owner.subscribe, owner.get, owner.get);
   // Before the connection's effect, so that a new connection calls this render's onMessage.
-  useEffect(() => owner.heard(options?.onMessage));
+  useEffect(() => owner.heard(options?.onMessage, typeof url === 'function' ? url : undefined));
   useEffect(() => owner.hold(key, url, options), [key]);
   return {
     ...(shown === key ? state : key == null ? CLOSED : CONNECTING),

@@ -308,3 +308,32 @@ test("react: onMessage is the latest render's, not the one of the render that co
   ok(await until(3000, async () => (await log(c)).open === 0));
   el.remove();
 });
+
+test('react: a URL function made anew on every render (an inline arrow) does not reconnect; each attempt calls the latest render\'s, and a new key reconnects', async () => {
+  const c = 'react-url-function';
+  await plan(c, '', 'stream');
+  const { Counted, history } = counting();
+  const el = mountPoint();
+  const app = mount(el, () => url(c, '&r=0'), { client: Counted });
+  ok(await until(3000, () => el.textContent.startsWith('open|')), el.textContent);
+  for (let i = 1; i <= 5; i++) {
+    await app.setUrl(() => url(c, `&r=${i}`));
+    await sleep(20);
+  }
+  // The next attempt (reconnectNow's) asks the URL function again: the latest render's.
+  app.feed().reconnectNow();
+  ok(await until(3000, async () => (await log(c)).attempts.length === 2), 'reconnected');
+  const l = await log(c);
+  eq(history.map((h) => h[0]), ['new'], 'one client for five new functions');
+  eq(l.maxOpen, 1);
+  eq(l.attempts.map((a) => new URL(a.url, location.origin).searchParams.get('r')), ['0', '5'], "the reconnect asked the latest render's function");
+  // A new key reconnects at once, with the function of that render.
+  app.rerender({ client: Counted, key: 'room-2' });
+  ok(await until(3000, () => history.length === 3), JSON.stringify(history));
+  eq(history.map((h) => h[0]), ['new', 'close', 'new']);
+  ok(await until(3000, async () => (await log(c)).open === 1 && (await log(c)).attempts.length === 3));
+  eq((await log(c)).maxOpen, 1, 'one connection at a time');
+  await app.unmount();
+  ok(await until(3000, async () => (await log(c)).open === 0));
+  el.remove();
+});

@@ -24,6 +24,9 @@ export function useReactFeed(url: string | null): string {
   const state: StreamState = feed;
   const tokened = useCallback(() => `/feed?token=${Math.random()}`, []);
   useManagedEventSource(tokened, { maxAttempts: 5 });
+  useManagedEventSource(() => `/rooms/${status}?token=${Math.random()}`, { key: status, maxAttempts: 5 });
+  // @ts-expect-error a key is a string or a number
+  useManagedEventSource(tokened, { key: { room: 1 } });
   useManagedEventSource(new URL('https://example.com/feed'));
   useManagedEventSource(undefined);
   const fromMemo = useMemo(() => ({ baseMs: 200 }), []);
