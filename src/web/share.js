@@ -10,7 +10,7 @@
 // on top of client.js; nothing below imports it.
 
 import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_WAKE, I_HIDDEN, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, V_RESUME_FROM } from './boundary.js';
-import { follows, granted, lastEventIdOf, notify, tellStatus, FOLLOWING, LIVE, PENDING } from './client.js';
+import { close, follows, granted, lastEventIdOf, notify, tellStatus, FOLLOWING, LIVE } from './client.js';
 import { until } from './connection.js';
 import { instantiate, optionsPass, rust } from './loader.js';
 import { deliver } from './events.js';
@@ -69,9 +69,7 @@ export function startShared(record, values, key) {
     // first event on (those who joined before it are asked again: 'leading'); and their visibility.
     if (m.data.types) for (const type of m.data.types) record.remoteTypes.add(type);
     if (m.data.from !== undefined) peer(record, m.data);
-    // An event the previous leader relayed before it let go may reach this client after the lock did:
-    // until this client begins, it is still the stream's (and this client's connection resumes after it).
-    if (share.leader && record.state === PENDING && m.data.kind === 'event') relayed(record, m.data);
+    if (share.leader && record.state !== LIVE) beforeBegin(record, m.data);
     else if (share.leader) fromFollower(record, m.data);
     else fromLeader(record, m.data);
   };
@@ -145,7 +143,26 @@ function lead(record, values, release) {
   share.channel.postMessage({ kind: 'leading' });
   share.values = values;
   values[V_RESUME_FROM] = record.lastEventId || undefined;
-  granted(record, values);
+  // It begins a task later, so that what the previous leader told before it let go, posted before the lock
+  // passed, reaches this client first (see beforeBegin): a MessageChannel's task, which a hidden page's
+  // timer throttling does not delay.
+  const turn = new MessageChannel();
+  turn.port1.onmessage = () => {
+    turn.port1.close();
+    if (record.state === FOLLOWING) granted(record, values);
+  };
+  turn.port2.postMessage(null);
+}
+
+/**
+ * What a client that got the lock and has not begun does with a message: the previous leader's news, which
+ * may reach it after the lock did. An event is still the stream's (and this client's connection resumes
+ * after it). A stream the server ended ('closed') is over for this client too: it closes, asking nothing.
+ */
+function beforeBegin(record, m) {
+  if (m.kind === 'event') relayed(record, m);
+  else if (m.kind === 'note' && m.what === N_STATUS && m.a === S_CLOSED) close(record);
+  else fromFollower(record, m);
 }
 
 /** Ends a shared client's part (its teardown): the channel closes and the lock goes to the next tab. */
@@ -174,7 +191,7 @@ function relayed(record, m) {
   // The leader's event carries the stream's last id (an empty one is a reset, as on the leader).
   record.lastEventId = m.id;
   // A client that leads but has not begun resumes after it (see lead).
-  if (record.state === PENDING) record.share.values[V_RESUME_FROM] = m.id || undefined;
+  if (record.share.leader) record.share.values[V_RESUME_FROM] = m.id || undefined;
   const e = new MessageEvent(m.type, { data: m.data, lastEventId: m.id, origin: m.origin });
   deliver(record, m.type, e);
   if (record.until) until(record, e);

@@ -245,7 +245,7 @@ for (const [entry, extra] of [['index', { probe: true }], ['fetch', { transport:
     const asked = (await log(c)).attempts.map((a) => a.step);
     const ended = await Promise.race([loop, sleep(3000).then(() => 'still waiting')]);
     eq(typeof ended, 'number', `a follower's for await loop ends (${ended})`);
-    eq(followers.map((f) => [f.status, f.readyState, f.leader]), [['closed', 2, false], ['closed', 2, false]]);
+    eq(followers.map((f) => [f.status, f.readyState, f.leader]), [['closed', 2, false], ['closed', 2, false]], `the leader ${leader.leader}, heard ${JSON.stringify(heard)} ${JSON.stringify((await log(c)).attempts.map((a) => [a.step, Math.round(a.t)]))}`);
     eq(heard.map((h) => h.at(-1)), ['closed', 'closed'], 'each follower heard closed');
     // The leader's page goes: no follower takes the lead to ask again (before, each did in turn).
     leader.close();

@@ -228,8 +228,9 @@ for (const transport of ['eventsource', 'fetch']) {
     assert.ok(inOrder, 'in order');
     assert.equal(last, DROP_LIVE - 1, 'the newest event is kept');
     assert.equal(taken + dropped, DROP_LIVE, `taken ${taken}, dropped ${dropped}: every event taken or counted`);
-    // The bound holds from the first turn that finds the loop busy; the stream spans many turns.
-    assert.ok(turnsWhileStalled >= 2, `only ${turnsWhileStalled} turns ran while the loop stalled`);
+    // The bound holds from the first turn that finds the loop busy, which must have come. (Under load, a
+    // WebKit page reading the fetch transport ran one turn in all the 100,000 events' arrival.)
+    assert.ok(turnsWhileStalled >= 1, `no turn ran while the loop stalled`);
     assert.ok(found <= 100, `the stalled loop found ${found} queued (${turnsWhileStalled} turns while it stalled)`);
   });
 }
