@@ -36,6 +36,8 @@ export function startShared(record, values, key) {
     abort: new AbortController(),
     leader: false,
     release: null,
+    /** The record's typeAdded from before it shared, which it gets back when it leaves. */
+    typeAddedAlone: record.typeAdded,
     note: (what, a, b) => {
       // A leader closed by close() (its user, its signal, `until`, a loop's end) hands the connection over:
       // the others are not told. A stream the server ended (a 204) is over for every tab: they are.
@@ -54,7 +56,6 @@ export function startShared(record, values, key) {
      * (pagehide: closed, navigated away, into the back-forward cache). */
     seen: (e) => share.channel.postMessage({ kind: 'seen', from: share.id, visible: e?.type !== 'pagehide' && !hiddenHere() }),
   };
-  const alone = record.typeAdded;
   record.share = share;
   follows(record);
   record.teardown = leave;
@@ -77,7 +78,7 @@ export function startShared(record, values, key) {
   // A request the page may not make (a sandboxed iframe, an opaque origin) rejects, or throws, with a
   // SecurityError: the client then connects on its own. One aborted by leave was closed before it led.
   new Promise((granted) => granted(navigator.locks.request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))))
-    .catch((e) => share.abort.signal.aborted || unshared(record, values, alone, e));
+    .catch((e) => share.abort.signal.aborted || unshared(record, values, e));
 }
 
 /** Whether the page was told that it may not use Web Locks (once a page: each client would say the same). */
@@ -85,16 +86,16 @@ let toldRefused = false;
 
 /**
  * The page refused the lock request (`why`): the client holds a connection of its own, as where the APIs
- * are missing, and the page is told why once. `typeAdded` is the record's own, from before it shared.
+ * are missing, and the page is told why once.
  */
-function unshared(record, values, typeAdded, why) {
+function unshared(record, values, why) {
   if (record.state !== FOLLOWING) return;
   if (!toldRefused) {
     toldRefused = true;
     console.warn(`${PREFIX}share: this page may not use Web Locks (${why?.name ?? 'Error'}: ${why?.message ?? why}), so each client here holds a connection of its own`);
   }
   leave(record);
-  Object.assign(record, { share: null, teardown: null, forward: null, typeAdded });
+  Object.assign(record, { share: null, teardown: null, forward: null });
   values[V_RESUME_FROM] = record.lastEventId || undefined;
   granted(record, values);
 }
@@ -169,6 +170,8 @@ function beforeBegin(record, m) {
 function leave(record) {
   const share = record.share;
   share.leader = false;
+  // A listener of a new type added later tells no one: the channel is closed.
+  record.typeAdded = share.typeAddedAlone;
   watchPage(share, 'removeEventListener');
   share.channel.postMessage({ kind: 'bye', from: share.id });
   share.channel.close();

@@ -255,3 +255,25 @@ for (const [entry, extra] of [['index', { probe: true }], ['fetch', { transport:
     for (const f of followers) f.close();
   });
 }
+
+test('a closed shared client, leader or follower, takes a listener of a new type as a closed EventSource does: no error', async () => {
+  if (!sharing) return;
+  const { ManagedEventSource } = await import('/pkg/index.js');
+  const c = 'share-closed-listener';
+  await plan(c, '', 'stream');
+  const opts = { share: `${c}-${Math.random()}` };
+  const leader = new ManagedEventSource(url(c), opts);
+  const follower = new ManagedEventSource(url(c), opts);
+  ok(await until(5000, () => leader.status === 'open' && follower.status === 'open'), 'both open');
+  const closedAtOnce = new ManagedEventSource(url(c), opts);
+  closedAtOnce.close();
+  follower.close();
+  leader.close();
+  for (const [name, es] of [['leader', leader], ['follower', follower], ['closed in its constructor\'s task', closedAtOnce]]) {
+    const heard = [];
+    es.addEventListener(`new-${name}`, (e) => heard.push(e.type));
+    es.dispatchEvent(new Event(`new-${name}`));
+    eq(heard, [`new-${name}`], name);
+  }
+  ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
+});
