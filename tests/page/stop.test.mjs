@@ -8,7 +8,8 @@
 // later, so no stop that came before cancels it: it opens. Its stop is called in the constructor's own
 // task, which is certain to come before the module is ready (a loaded machine may compile the module
 // before the next task runs). Once the module is ready (`prepare()`), a client with `reconnect: 'browser'`
-// sends its request in its constructor and does what the native one does.
+// sends its request in its constructor and does what the native one does. A page's first client opens in
+// every mode: the default backoff and the fetch transport too.
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import { inEachEngine, pageServer } from './browser.mjs';
@@ -32,20 +33,24 @@ const server = await pageServer((req, res, u) => {
 });
 after(() => server.close());
 
+/** The options of each kind of client (see script). */
+const OPTIONS = { first: { reconnect: 'browser' }, 'first-backoff': {}, 'first-fetch': { transport: 'fetch' }, prepared: { reconnect: 'browser' } };
+
 /**
- * The page's script: a client of `kind` ('native', 'first': a page's first ManagedEventSource, made while
- * its module is still being readied, stopped in the same task; 'prepared': one made after `prepare()`),
+ * The page's script: a client of `kind` ('native'; 'first': a page's first ManagedEventSource, made while
+ * its module is still being readied, stopped in the same task, with `reconnect: 'browser'`, 'first-backoff'
+ * with the default options, 'first-fetch' with the fetch transport; 'prepared': one made after `prepare()`),
  * stopped by window.stop() in the next task (but 'first'), and watched for WATCH_MS: the events it fires, with the readyState at each.
  */
 const script = (kind) => `
   (() => {
     const r = (window.__r = { trace: [], done: false });
     (async () => {
-      const { ManagedEventSource, prepare } = await import('/pkg/index.js');
+      const { ManagedEventSource, prepare } = await import(${JSON.stringify(kind === 'first-fetch' ? '/pkg/fetch.js' : '/pkg/index.js')});
       if (${JSON.stringify(kind)} === 'prepared') await prepare();
-      const es = ${JSON.stringify(kind)} === 'native' ? new EventSource('/slow') : new ManagedEventSource('/slow', { reconnect: 'browser' });
+      const es = ${JSON.stringify(kind)} === 'native' ? new EventSource('/slow') : new ManagedEventSource('/slow', ${JSON.stringify(OPTIONS[kind] ?? {})});
       for (const type of ['open', 'message', 'error']) es.addEventListener(type, () => r.trace.push(type + ' ' + es.readyState));
-      if (${JSON.stringify(kind)} === 'first') window.stop();
+      if (${JSON.stringify(kind)}.startsWith('first')) window.stop();
       else setTimeout(() => window.stop());
       setTimeout(() => {
         r.readyState = es.readyState;
@@ -73,10 +78,12 @@ inEachEngine("window.stop() before a page's first client has sent its request do
   const native = await watch(page, 'native');
   const first = await watch(page, 'first');
   const prepared = await watch(page, 'prepared');
+  const others = { backoff: await watch(page, 'first-backoff'), fetch: await watch(page, 'first-fetch') };
   console.log(`[figure] ${engine}: after window.stop(), native ${JSON.stringify(native.trace)}, a page's first client ${JSON.stringify(first.trace)}, after prepare() ${JSON.stringify(prepared.trace)}`);
   assert.ok(!native.trace.some((e) => e.startsWith('open')), `native never opens: ${native.trace}`);
   assert.equal(first.trace[0], 'open 1', `a page's first client opens: ${first.trace}`);
   assert.ok(first.trace.includes('message 1'), `and hears the event: ${first.trace}`);
+  for (const [mode, r] of Object.entries(others)) assert.deepEqual(r.trace.slice(0, 2), ['open 1', 'message 1'], `${mode}: a page's first client opens too`);
   assert.deepEqual(prepared.trace, native.trace, "after prepare(), 'browser' mode as native");
   assert.equal(prepared.readyState, native.readyState);
 });
