@@ -9,8 +9,8 @@
 // It may not decide anything: the browser grants the lock, and the leader's machine does the rest. It sits
 // on top of client.js; nothing below imports it.
 
-import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_WAKE, I_HIDDEN, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, V_RESUME_FROM } from './boundary.js';
-import { close, follows, granted, lastEventIdOf, notify, tellStatus, FOLLOWING, LIVE } from './client.js';
+import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_WAKE, I_HIDDEN, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, S_FAILED, V_RESUME_FROM } from './boundary.js';
+import { attemptOf, close, follows, granted, lastEventIdOf, notify, readyStateOf, tellStatus, FOLLOWING, LIVE } from './client.js';
 import { until } from './connection.js';
 import { instantiate, optionsPass, rust } from './loader.js';
 import { deliver } from './events.js';
@@ -45,7 +45,8 @@ export function startShared(record, values, key) {
         share.channel.postMessage({ kind: 'note', what, a, b, state: what === N_STATUS ? shellState(record) : undefined });
       }
     },
-    retryNow: () => share.channel.postMessage({ kind: 'retryNow' }),
+    /** reconnectNow() on a client that follows, or leads and waits after 'failed' (see lead). */
+    retryNow: () => (share.leader ? resume(record) : share.channel.postMessage({ kind: 'retryNow' })),
     /** This client's name among those that share, and whether each of the others' pages is visible. */
     id: Math.random().toString(36).slice(2),
     peers: new Map(),
@@ -100,8 +101,10 @@ function unshared(record, values, why) {
   granted(record, values);
 }
 
-/** What a leader tells the followers of its shell: its status, readyState and attempt. */
-const shellState = (record) => [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q));
+/** What a leader tells the followers of its state: its status, readyState and attempt (its shell's, or
+ * those it mirrored, where it leads and waits after 'failed'). */
+const shellState = (record) =>
+  record.shell ? [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q)) : [record.status, readyStateOf(record), attemptOf(record)];
 
 /** Adds or removes (`how`) the page listeners that tell the others this page's visibility (none in a worker). */
 function watchPage(share, how) {
@@ -147,12 +150,19 @@ function lead(record, values, release) {
   // It begins a task later, so that what the previous leader told before it let go, posted before the lock
   // passed, reaches this client first (see beforeBegin): a MessageChannel's task, which a hidden page's
   // timer throttling does not delay.
+  // A stream that failed (the previous leader gave up) stays failed: nothing is asked until reconnectNow(),
+  // here or in another tab (see resume).
   const turn = new MessageChannel();
   turn.port1.onmessage = () => {
     turn.port1.close();
-    if (record.state === FOLLOWING) granted(record, values);
+    if (record.status !== S_FAILED) resume(record);
   };
   turn.port2.postMessage(null);
+}
+
+/** A client that leads and has not begun begins (once the module is instantiated). */
+function resume(record) {
+  if (record.share.leader && record.state === FOLLOWING) granted(record, record.share.values);
 }
 
 /**
@@ -183,10 +193,13 @@ function leave(record) {
 function fromFollower(record, m) {
   if (m.kind === 'hello' || m.kind === 'types') {
     if (record.connection) for (const type of m.types) record.transport.relay(record.connection, type);
-    if (m.kind === 'hello' && record.shell) {
+    if (m.kind === 'hello' && (record.shell || record.state === FOLLOWING)) {
       record.share.channel.postMessage({ kind: 'state', state: shellState(record), id: lastEventIdOf(record) });
     }
-  } else if (m.kind === 'retryNow' && record.shell) record.shell.input(I_RETRY_NOW);
+  } else if (m.kind === 'retryNow') {
+    if (record.shell) record.shell.input(I_RETRY_NOW);
+    else resume(record);
+  }
 }
 
 /** A server's event the leader relayed, for this client's listeners (and `until`). */

@@ -277,3 +277,29 @@ test('a closed shared client, leader or follower, takes a listener of a new type
   }
   ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
 });
+
+test("a shared stream that failed stays failed when the leader's tab goes: the next tab leads without asking, until reconnectNow() in any tab", async () => {
+  if (!sharing) return;
+  const { ManagedEventSource } = await import('/pkg/index.js');
+  const c = 'share-failed';
+  await plan(c, '', '503');
+  const opts = { share: `${c}-${Math.random()}`, jitter: 'none', baseMs: 20, maxMs: 20, maxAttempts: 2 };
+  const [a, b, d] = [0, 1, 2].map(() => new ManagedEventSource(url(c), opts));
+  ok(await until(5000, () => [a, b, d].every((x) => x.status === 'failed')), `all failed: ${[a, b, d].map((x) => x.status)}`);
+  const asked = (await log(c)).attempts.length;
+  a.close(); // the leader's tab goes
+  ok(await until(3000, () => b.leader), 'the next tab leads');
+  await sleep(300);
+  eq((await log(c)).attempts.length, asked, 'nothing asked again');
+  eq([b.status, d.status, b.readyState], ['failed', 'failed', 2]);
+  // A tab that joins now hears the stream's state from the new leader.
+  const late = new ManagedEventSource(url(c), opts);
+  ok(await until(3000, () => late.status === 'failed'), `a tab that joins hears 'failed': ${late.status}`);
+  // reconnectNow() in a follower's tab starts the leader again.
+  await plan(c, '', 'stream');
+  d.reconnectNow();
+  ok(await until(5000, () => [b, d, late].every((x) => x.status === 'open')), `open again: ${[b, d, late].map((x) => x.status)}`);
+  eq((await log(c)).open, 1, 'one connection');
+  for (const x of [b, d, late]) x.close();
+  ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
+});
