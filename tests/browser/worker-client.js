@@ -45,7 +45,7 @@ const scenarios = {
     es.close();
     return { done, ...seen, status: es.status, url: es.url };
   },
-  /** for await with a signal: three messages, then an abort ends the loop. */
+  /** for await with a signal: an abort at the third message ends the loop, after what was queued. */
   async iterate({ url, transport }) {
     const ac = new AbortController();
     const es = new ManagedEventSource(url, { transport, signal: ac.signal });
