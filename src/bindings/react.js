@@ -86,11 +86,12 @@ function makeOwner() {
 export function useManagedEventSource(url, options) {
   // A URL function is told apart only by the `key` option (what it depends on besides what changes per
   // attempt, a token): an inline arrow is a new function every render.
-  const key = typeof url === 'function' ? `\0function ${options?.key ?? ''}` : keyOf(url);
+  const urlFunction = typeof url === 'function' ? url : undefined;
+  const key = urlFunction ? `\0function ${options?.key ?? ''}` : keyOf(url);
   const [owner] = useState(makeOwner);
   const { key: shown, state } = useSyncExternalStore(owner.subscribe, owner.get, owner.get);
   // Before the connection's effect, so that a new connection calls this render's onMessage.
-  useEffect(() => owner.heard(options?.onMessage, typeof url === 'function' ? url : undefined));
+  useEffect(() => owner.heard(options?.onMessage, urlFunction));
   useEffect(() => owner.hold(key, url, options), [key]);
   return {
     ...(shown === key ? state : key == null ? CLOSED : CONNECTING),

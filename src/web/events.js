@@ -204,10 +204,15 @@ function drop(record, type, x) {
   const s = record.listeners.get(type);
   s.list = s.list.filter((y) => y !== x);
   if (x.abort) {
-    x.signal.removeEventListener('abort', x.abort);
     record.signalled?.delete(x);
-    x.abort = null;
+    detach(x);
   }
+}
+
+/** Takes the listener entry `x`'s handler off its signal. */
+function detach(x) {
+  x.signal.removeEventListener('abort', x.abort);
+  x.abort = null;
 }
 
 /**
@@ -218,10 +223,7 @@ function drop(record, type, x) {
 export function letGo(record) {
   const signalled = record.signalled;
   record.signalled = null;
-  for (const x of signalled ?? EMPTY) {
-    x.signal.removeEventListener('abort', x.abort);
-    x.abort = null;
-  }
+  for (const x of signalled ?? EMPTY) detach(x);
 }
 
 /**

@@ -9,7 +9,7 @@
 // It may not decide anything: the browser grants the lock, and the leader's machine does the rest. It sits
 // on top of client.js; nothing below imports it.
 
-import { I_STATUS, I_READY_STATE, I_ATTEMPT, I_RETRY_NOW, I_WAKE, I_HIDDEN, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, S_FAILED, V_RESUME_FROM } from './boundary.js';
+import { I_STATUS, I_RETRY_NOW, I_WAKE, I_HIDDEN, N_STATUS, N_OPEN, S_OPEN, S_CLOSED, S_FAILED, V_RESUME_FROM } from './boundary.js';
 import { attemptOf, close, follows, granted, lastEventIdOf, notify, readyStateOf, tellStatus, FOLLOWING, LIVE } from './client.js';
 import { until } from './connection.js';
 import { instantiate, optionsPass, rust } from './loader.js';
@@ -78,7 +78,7 @@ export function startShared(record, values, key) {
   hello(record);
   // A request the page may not make (a sandboxed iframe, an opaque origin) rejects, or throws, with a
   // SecurityError: the client then connects on its own. One aborted by leave was closed before it led.
-  new Promise((granted) => granted(navigator.locks.request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))))
+  new Promise((resolve) => resolve(navigator.locks.request(name, { signal: share.abort.signal }, () => new Promise((release) => lead(record, values, release)))))
     .catch((e) => share.abort.signal.aborted || unshared(record, values, e));
 }
 
@@ -103,8 +103,7 @@ function unshared(record, values, why) {
 
 /** What a leader tells the followers of its state: its status, readyState and attempt (its shell's, or
  * those it mirrored, where it leads and waits after 'failed'). */
-const shellState = (record) =>
-  record.shell ? [I_STATUS, I_READY_STATE, I_ATTEMPT].map((q) => record.shell.input(q)) : [record.status, readyStateOf(record), attemptOf(record)];
+const shellState = (record) => [record.shell ? record.shell.input(I_STATUS) : record.status, readyStateOf(record), attemptOf(record)];
 
 /** Adds or removes (`how`) the page listeners that tell the others this page's visibility (none in a worker). */
 function watchPage(share, how) {
