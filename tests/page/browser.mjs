@@ -89,6 +89,21 @@ export async function pageServer(handle) {
 }
 
 /**
+ * Reads `window.__r`, the JSON-serialisable record a page test's script keeps, every 100 ms until
+ * `reached(r)` (or `r.done`), and returns it; at most `limitMs`, then fails with what it last was (a page
+ * that never gets there fails its test rather than hang it).
+ */
+export async function pageReached(page, reached, limitMs) {
+  const t0 = Date.now();
+  for (;;) {
+    const r = JSON.parse(await page.evaluate('JSON.stringify(window.__r)'));
+    if (r.done || reached(r)) return r;
+    if (Date.now() - t0 > limitMs) assert.fail(`the page did not finish in ${limitMs} ms: ${JSON.stringify(r)}`);
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+}
+
+/**
  * Registers `title` once per engine: Chromium through Playwright, Firefox and WebKit through WebDriver (each
  * skipped when its browser is missing). `body(engine, page)` drives one fresh browser with one page, closed
  * after it: `page.goto(url)`, `page.back()`, and `page.evaluate(source)`, the completion value of a script

@@ -18,7 +18,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inEachEngine, pageServer } from './browser.mjs';
+import { inEachEngine, pageReached, pageServer } from './browser.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { createEventLog, createMemoryStore } = await import(join(root, 'pkg', 'server.js'));
@@ -137,14 +137,7 @@ const script = (transport, path, name, loop) => `
 /** Runs `script` in the page and waits (at most PAGE_LIMIT_MS) for it to report. */
 async function runPage(page, source) {
   await page.evaluate(source);
-  const t0 = Date.now();
-  while (Date.now() - t0 < PAGE_LIMIT_MS) {
-    const r = JSON.parse(await page.evaluate('JSON.stringify(window.__r)'));
-    if (r.done) return r;
-    await new Promise((ok) => setTimeout(ok, 100));
-  }
-  const r = JSON.parse(await page.evaluate('JSON.stringify(window.__r)'));
-  assert.fail(`the page did not finish in ${PAGE_LIMIT_MS} ms: ${JSON.stringify(r)}`);
+  return pageReached(page, () => false, PAGE_LIMIT_MS);
 }
 
 /** A loop that keeps up: takes every event until it has had 50,001 (event 0 and the replay), then breaks. */

@@ -13,7 +13,7 @@
 // what it missed counted in `dropped`.
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
-import { inEachEngine, pageServer } from './browser.mjs';
+import { inEachEngine, pageReached, pageServer } from './browser.mjs';
 
 /** The events handed over where the heap is measured, and elsewhere. */
 const MEASURED_EVENTS = 1_000_000, EVENTS = 300_000;
@@ -84,16 +84,8 @@ const start = (transport, events) => `
     return 'started';
   })()`;
 
-/** Waits, at most PAGE_LIMIT_MS, until the page's state satisfies `ready` (a property of window.__r). */
-async function waitFor(page, key) {
-  const t0 = Date.now();
-  for (;;) {
-    const r = JSON.parse(await page.evaluate('JSON.stringify(window.__r)'));
-    if (r[key] || r.done) return r;
-    if (Date.now() - t0 > PAGE_LIMIT_MS) assert.fail(`the page did not get to ${key} in ${PAGE_LIMIT_MS} ms: ${JSON.stringify(r)}`);
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-}
+/** Waits, at most PAGE_LIMIT_MS, until the page's state has `key` set (or is done). */
+const waitFor = (page, key) => pageReached(page, (r) => r[key], PAGE_LIMIT_MS);
 
 for (const transport of ['eventsource', 'fetch']) {
   inEachEngine(`${transport}: a drop-oldest loop that stays behind through a stream holds ${MAX} of its events, and its queue about as many slots`, async (engine, page) => {

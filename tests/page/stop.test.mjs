@@ -12,7 +12,7 @@
 // every mode: the default backoff and the fetch transport too.
 import { after } from 'node:test';
 import assert from 'node:assert/strict';
-import { inEachEngine, pageServer } from './browser.mjs';
+import { inEachEngine, pageReached, pageServer } from './browser.mjs';
 
 /** The response's wait before its event, and how long the page watches the client after the stop. */
 const SLOW_MS = 1000, WATCH_MS = 1800;
@@ -65,13 +65,7 @@ const script = (kind) => `
 async function watch(page, kind) {
   await page.goto(`${server.url}/`);
   await page.evaluate(script(kind));
-  const t0 = Date.now();
-  for (;;) {
-    const r = JSON.parse(await page.evaluate('JSON.stringify(window.__r)'));
-    if (r.done) return r;
-    assert.ok(Date.now() - t0 < WATCH_MS + 10_000, `the page did not finish: ${JSON.stringify(r)}`);
-    await new Promise((ok) => setTimeout(ok, 100));
-  }
+  return pageReached(page, () => false, WATCH_MS + 10_000);
 }
 
 inEachEngine("window.stop() before a page's first client has sent its request does not cancel it: it is sent later; once the module is ready, 'browser' mode is cancelled as the native EventSource is", async (engine, page) => {
