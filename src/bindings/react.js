@@ -87,6 +87,10 @@ export function useManagedEventSource(url, options) {
   // A URL function is told apart only by the `key` option (what it depends on besides what changes per
   // attempt, a token): an inline arrow is a new function every render.
   const urlFunction = typeof url === 'function' ? url : undefined;
+  const k = options?.key;
+  if (k !== undefined && typeof k !== 'string' && typeof k !== 'number') {
+    throw new TypeError('managed-eventsource: option key must be a string or a number');
+  }
   const key = urlFunction ? `\0function ${options?.key ?? ''}` : keyOf(url);
   const [owner] = useState(makeOwner);
   const { key: shown, state } = useSyncExternalStore(owner.subscribe, owner.get, owner.get);

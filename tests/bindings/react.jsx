@@ -232,6 +232,20 @@ test('react: a bad option reaches an error boundary as the constructor RangeErro
   el.remove();
 });
 
+test('react: a key that is not a string or a number reaches an error boundary as a TypeError; nothing opens', async () => {
+  const c = 'react-bad-key';
+  await plan(c, '', 'stream');
+  const el = mountPoint();
+  const root = createRoot(el, { onCaughtError: () => {} });
+  flushSync(() => root.render(<Boundary><Feed src={() => url(c)} options={{ key: { room: 1 } }} expose={() => {}} /></Boundary>));
+  ok(await until(3000, () => el.querySelector('.caught')), el.innerHTML);
+  ok(/^TypeError: .*option key/.test(el.textContent), el.textContent);
+  await sleep(100);
+  eq((await log(c)).attempts.length, 0);
+  root.unmount();
+  el.remove();
+});
+
 test('react: StrictMode with a URL change in the same commit as the mount of a sibling hook: one connection each', async () => {
   const c = 'react-strict-change';
   await plan(c, '', 'stream');
