@@ -48,3 +48,7 @@ export function rendered(el) {
 /** What a component shows for a binding's state: `status|attempt|type url#data|error`. */
 export const show = ({ status, attempt, lastEvent, error }) =>
   `${status}|${attempt}|${lastEvent ? `${lastEvent.type} ${lastEvent.target.url}#${lastEvent.data}` : ''}|${error ? 'error' : ''}`;
+
+/** The number of a numbered event ('event 7' is 7), or NaN for no event: a moving stream is waited on
+ * for an event at or past a number, never for an exact one a loaded engine may pass between two looks. */
+export const eventNumber = (event) => Number(/\d+$/.exec(event?.data ?? '')?.[0]);
