@@ -5,7 +5,7 @@ import { createRoot, hydrateRoot } from 'react-dom/client';
 import { renderToString } from 'react-dom/server';
 import { useManagedEventSource } from 'managed-eventsource/react';
 import { ManagedEventSource as FetchSource } from '/pkg/fetch.js';
-import { test, ok, eq, until, sleep, plan, log, url } from '/tests/browser/lib.mjs';
+import { test, ok, eq, until, sleep, plan, log, url, WEBKIT } from '/tests/browser/lib.mjs';
 import { counting, mountPoint, show } from './common.mjs';
 import { scenarios } from './scenarios.mjs';
 
@@ -339,14 +339,16 @@ test('react: a URL function made anew on every render (an inline arrow) does not
   ok(await until(3000, async () => (await log(c)).attempts.length === 2), 'reconnected');
   const l = await log(c);
   eq(history.map((h) => h[0]), ['new'], 'one client for five new functions');
-  eq(l.maxOpen, 1);
+  // WebKit's network process lets a closed stream's connection go after the next one is made
+  // (lifecycle.mjs): the server may see both for a moment. The page's own order is in `history`.
+  ok(l.maxOpen <= (WEBKIT ? 2 : 1), `at most one connection at a time: ${l.maxOpen}`);
   eq(l.attempts.map((a) => new URL(a.url, location.origin).searchParams.get('r')), ['0', '5'], "the reconnect asked the latest render's function");
   // A new key reconnects at once, with the function of that render.
   app.rerender({ client: Counted, key: 'room-2' });
   ok(await until(3000, () => history.length === 3), JSON.stringify(history));
   eq(history.map((h) => h[0]), ['new', 'close', 'new']);
   ok(await until(3000, async () => (await log(c)).open === 1 && (await log(c)).attempts.length === 3));
-  eq((await log(c)).maxOpen, 1, 'one connection at a time');
+  ok((await log(c)).maxOpen <= (WEBKIT ? 2 : 1), 'one connection at a time');
   await app.unmount();
   ok(await until(3000, async () => (await log(c)).open === 0));
   el.remove();

@@ -357,9 +357,15 @@ test('signal: an AbortSignal from another realm (an iframe) works; AbortSignal.t
   frame.remove();
   await closedAt('realm');
   await plan('timeout', '', 'stream');
+  // 'open' lasts only until the timeout: the statuses told are waited on, not the status of a moment.
+  const t0 = performance.now();
   const es2 = new ManagedEventSource(url('timeout'), { signal: AbortSignal.timeout(400) });
-  ok(await until(3000, () => es2.status === 'open'));
+  const told = [];
+  es2.onstatus = (s) => told.push(s);
   ok(await until(3000, () => es2.status === 'closed'), 'the timeout closes it');
+  ok(performance.now() - t0 >= 390, `closed by the timeout, not before: ${performance.now() - t0} ms`);
+  eq(told.at(-1), 'closed');
+  ok((await log('timeout')).attempts.length >= 1, 'it connected before the timeout');
   await closedAt('timeout');
 });
 

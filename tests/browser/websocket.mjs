@@ -41,6 +41,9 @@ test('a clean close reconnects only for the codes listed', async () => {
     const ws = new ManagedWebSocket(wsUrl(c), { ...fast, ...options });
     const seen = watchSocket(ws);
     await until(3000, () => seen.closes.length >= 1);
+    // Settled: closed for good, or open again (a loaded engine may take a while over the second handshake);
+    // then a while more, in which nothing else may happen.
+    await until(3000, () => seen.statuses.length >= 2 && seen.statuses.at(-1) !== 'reconnecting');
     await sleep(400);
     const result = { statuses: seen.statuses, closes: seen.closes, connections: (await log(c)).attempts.length };
     ws.close();
