@@ -80,7 +80,7 @@ export function scenarios(name, mount, { sameText = true } = {}) {
     record.stop();
     eq(record.texts.slice(1).filter((t) => t.includes(`c=${from}`)), [], 'rendered after the change');
     eq(history.map(([what, u]) => `${what} ${clientOf(u)}`), [`new ${from}`, `close ${from}`, `new ${to}`]);
-    eq((await log(from)).open, 0);
+    ok(await until(3000, async () => (await log(from)).open === 0), 'the old stream closed at the server');
     eq((await log(to)).attempts.length, 1);
     await app.unmount();
     ok(await until(3000, async () => (await log(to)).open === 0));
