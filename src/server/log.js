@@ -366,11 +366,30 @@ export function createEventLog(options = {}) {
     },
   });
 
+  // One gap marker at a time covers every event sent with no id before it was appended; one that fails while
+  // the store is ready is tried again (a store that goes unavailable tries again when it is back).
+  let markerInFlight = false;
+  let markerRetry = null;
   function writeGapMarker() {
+    if (markerInFlight || !gapPending || closed) return;
+    markerInFlight = true;
     gapPending = false;
-    store.append({ event: 'message', data: '', gap: true }).catch(() => {
-      gapPending = true;
-    });
+    store.append({ event: 'message', data: '', gap: true }).then(
+      () => {
+        markerInFlight = false;
+        if (gapPending && status === 'ready') writeGapMarker();
+      },
+      () => {
+        markerInFlight = false;
+        gapPending = true;
+        if (status !== 'ready' || markerRetry || closed) return;
+        markerRetry = setTimeout(() => {
+          markerRetry = null;
+          if (status === 'ready') writeGapMarker();
+        }, 1000);
+        markerRetry.unref?.();
+      },
+    );
   }
 
   /** One read of the store after `id`, shared by every connection that asks for the same id while it is in
@@ -594,8 +613,12 @@ export function createEventLog(options = {}) {
         return await store.append(checked);
       } catch (error) {
         if (error?.code !== 'STORE_UNAVAILABLE') throw error;
+        if (closed) throw new Error(`${PREFIX}: the event log closed before its store took the event; it was not stored`, { cause: error });
         gapPending = true;
         dispatch({ id: null, event: checked.event, data: checked.data });
+        // A store that failed an append while it still says 'ready' (it may never leave it) gets the gap
+        // marker now: an event that went out with no id is never a silent gap.
+        if (status === 'ready') writeGapMarker();
         return null;
       }
     },
@@ -723,6 +746,7 @@ export function createEventLog(options = {}) {
       connections.clear();
       clearInterval(beat);
       clearTimeout(sweeper);
+      clearTimeout(markerRetry);
       await store.close?.();
     },
   };

@@ -137,6 +137,8 @@ export async function createRedisStore(options = {}) {
   if (onreconnect !== null && typeof onreconnect !== 'function') throw new TypeError(`${PREFIX}: onreconnect must be a function, not ${describe(onreconnect)}`);
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
+  const maxPendingAppends = range('maxPendingAppends', options.maxPendingAppends ?? 1000, 1);
+  const maxPendingBytes = range('maxPendingBytes', options.maxPendingBytes ?? 1 << 20, 1);
 
   let redis;
   try {
@@ -170,6 +172,8 @@ export async function createRedisStore(options = {}) {
   let lastSeen = null; // the last id the feed delivered (or the head when it started)
   let everReady = false;
   let lastAgeTrim = -Infinity;
+  let appendsWaiting = 0; // appends sent or queued and not answered yet
+  let bytesWaiting = 0;
 
   const unavailable = (error) => new StoreUnavailableError(`${PREFIX}: Redis at ${url} is unavailable: ${error?.message ?? error}`, error);
   function setStatus(next, error) {
@@ -178,9 +182,11 @@ export async function createRedisStore(options = {}) {
     store.status = next;
     consumer?.status(next, error);
   }
+  // node-redis emits 'error' before it fails the commands of the connection that failed.
   client.on('error', (error) => {
     lastError = error;
     if (status === 'ready') setStatus('unavailable', error);
+    connectionLost(client);
   });
   client.on('ready', () => {
     everReady = true;
@@ -188,38 +194,67 @@ export async function createRedisStore(options = {}) {
     for (const body of [APPEND, READ]) client.sendCommand(['SCRIPT', 'LOAD', body]).catch(() => {});
     setStatus('ready');
   });
-  follower.on('error', () => {}); // its failures show on `client` too, and its loop waits for 'ready'
+  follower.on('error', () => connectionLost(follower)); // its failures show on `client` too, and its loop waits for 'ready'
 
   const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
 
-  /** `command` on `connection`, given up after commandTimeoutMs with an error whose code is STORE_TIMEOUT
-   * (node-redis's own timeout stops at the write: a written command waits for its reply for ever). */
-  async function run(command, connection = client) {
-    if (!connection.isReady) throw unavailable(lastError ?? 'not connected');
-    let timer;
-    try {
-      const sent = connection.sendCommand(command);
-      sent.catch(() => {}); // its reply, or its failure, may come after the timeout
-      const silence = new Promise((_, reject) => {
-        timer = setTimeout(() => {
-          const what = command[0] === 'EVALSHA' || command[0] === 'EVAL' ? 'a script' : command[0];
-          reject(Object.assign(new Error(`${PREFIX}: Redis at ${url} did not answer ${what} within ${commandTimeoutMs} ms (commandTimeoutMs); it may still carry it out`), { code: 'STORE_TIMEOUT' }));
-        }, commandTimeoutMs);
-      });
-      return await Promise.race([sent, silence]);
-    } catch (error) {
-      if (error?.code === 'STORE_TIMEOUT') throw error;
-      if (error instanceof redis.ErrorReply) {
-        if (/equal or smaller than the target stream top item/.test(error.message)) {
-          throw new RangeError(`${PREFIX}: a given id must be above the stream's last id (${error.message})`);
-        }
-        throw error;
-      }
-      throw unavailable(error);
-    } finally {
-      clearTimeout(timer);
+  // Every command on either connection has one deadline, the store's: node-redis's own queue timeout is off
+  // for them (it would drop a command it has not written yet, behind the store's back). Each carries an
+  // AbortSignal of its own, which node-redis honours only until it writes the command: aborting it then tells
+  // a command never sent (rejected with AbortError, in the same task) from one sent (unaffected).
+  const waiting = new Set(); // { connection, controller, lost } for each command not answered yet
+
+  /** Aborts the commands `connection` has not written yet, as the connection fails: they were never sent. */
+  function connectionLost(connection) {
+    for (const pending of waiting) {
+      if (pending.connection !== connection) continue;
+      pending.lost = true;
+      pending.controller.abort();
     }
   }
+
+  /** `command` on `connection`, settled within commandTimeoutMs. Rejects with an error whose code says what
+   * became of it: STORE_UNAVAILABLE (never sent: the connection was down or failed before writing it),
+   * STORE_NOT_SENT (never sent: it waited commandTimeoutMs behind other commands), STORE_TIMEOUT (sent, and
+   * not answered in time or before the connection failed: Redis may still carry it out). */
+  function run(command, connection = client) {
+    if (!connection.isReady) return Promise.reject(unavailable(lastError ?? 'not connected'));
+    const what = command[0] === 'EVALSHA' || command[0] === 'EVAL' ? 'a script' : command[0];
+    const pending = { connection, controller: new AbortController(), lost: false };
+    waiting.add(pending);
+    return new Promise((resolve, reject) => {
+      let timer;
+      const settle = (fn, value) => {
+        if (!waiting.delete(pending)) return;
+        clearTimeout(timer);
+        fn(value);
+      };
+      timer = setTimeout(() => {
+        // Not written yet: node-redis drops it now and the rejection below says so, before setImmediate runs.
+        pending.controller.abort();
+        setImmediate(() => settle(reject, storeError('STORE_TIMEOUT', `Redis at ${url} did not answer ${what} within ${commandTimeoutMs} ms (commandTimeoutMs); it may still carry it out`)));
+      }, commandTimeoutMs);
+      connection.sendCommand(command, { abortSignal: pending.controller.signal, timeout: 0 }).then(
+        (reply) => settle(resolve, reply),
+        (error) => {
+          if (error instanceof redis.AbortError) {
+            if (pending.lost) return settle(reject, unavailable(lastError ?? error));
+            return settle(reject, storeError('STORE_NOT_SENT', `${what} waited ${commandTimeoutMs} ms (commandTimeoutMs) behind other commands to Redis at ${url} and was never sent: it was not carried out`));
+          }
+          if (error instanceof redis.ErrorReply) {
+            if (/equal or smaller than the target stream top item/.test(error.message)) {
+              return settle(reject, new RangeError(`${PREFIX}: a given id must be above the stream's last id (${error.message})`));
+            }
+            return settle(reject, error);
+          }
+          if (error instanceof redis.ClientOfflineError || error instanceof redis.ClientClosedError) return settle(reject, unavailable(error)); // refused before queueing
+          // Written, then the connection failed (or was closed) before the answer came.
+          settle(reject, storeError('STORE_TIMEOUT', `the connection to Redis at ${url} ended before it answered ${what} (${error?.message ?? error}); it may still have carried it out`));
+        },
+      );
+    });
+  }
+  const storeError = (code, message) => Object.assign(new Error(`${PREFIX}: ${message}`), { code });
 
   /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
   async function script(body, sha, args, connection) {
@@ -309,6 +344,8 @@ export async function createRedisStore(options = {}) {
     key,
     maxEvents,
     maxAgeMs,
+    maxPendingAppends,
+    maxPendingBytes,
     get reads() {
       return reads;
     },
@@ -320,6 +357,12 @@ export async function createRedisStore(options = {}) {
       return client;
     },
     async append(entry) {
+      // Backpressure: past the bound, an append is refused at once, not queued to fail commandTimeoutMs later.
+      // One append is always let through, however large; a gap marker always is (a client's reload rides on it).
+      const bytes = entry.gap ? 0 : Buffer.byteLength(entry.data) + entry.event.length;
+      if (!entry.gap && appendsWaiting > 0 && (appendsWaiting >= maxPendingAppends || bytesWaiting + bytes > maxPendingBytes)) {
+        throw storeError('STORE_BUSY', `${appendsWaiting} appends (${bytesWaiting} bytes) are already waiting for Redis at ${url} (maxPendingAppends ${maxPendingAppends}, maxPendingBytes ${maxPendingBytes}): this one was not sent`);
+      }
       const fields = entry.gap ? ['g', '1'] : entry.event === 'message' ? ['d', entry.data] : ['e', entry.event, 'd', entry.data];
       // The age bound is applied by every read, and by an append at most once a second (it costs a lookup).
       const t = now();
@@ -327,7 +370,18 @@ export async function createRedisStore(options = {}) {
       if (old) throw old;
       const age = t - lastAgeTrim >= 1000 ? cutoff() : '';
       if (age) lastAgeTrim = t;
-      return script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
+      appendsWaiting++;
+      bytesWaiting += bytes;
+      try {
+        return await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
+      } finally {
+        appendsWaiting--;
+        bytesWaiting -= bytes;
+      }
+    },
+    /** Appends sent or queued to Redis and not answered yet, and their bytes. */
+    get waiting() {
+      return { appends: appendsWaiting, bytes: bytesWaiting };
     },
     async read(afterId, limit) {
       reads++;
@@ -348,6 +402,9 @@ export async function createRedisStore(options = {}) {
       closed = true;
       status = store.status = 'closed';
       close();
+      // What neither connection has written yet is refused as never sent, not failed as maybe stored.
+      connectionLost(client);
+      connectionLost(follower);
       // The feed's blocking read would hold close() for up to blockMs; a command connection that is not
       // ready has nothing to flush (and one stuck in its handshake would hold close() for ever).
       for (const connection of client.isReady ? [follower] : [follower, client]) {
