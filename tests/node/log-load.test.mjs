@@ -226,3 +226,55 @@ test('a store that fails an append as unavailable while it still says ready: the
     await log.close();
   }
 });
+
+test('the same load with the store\'s connections cut (CLIENT KILL) midway: what was never written goes out live with no id and is not in the stream, nothing is sent twice, and every client gets the gap marker', { timeout: 60_000 }, async () => {
+  const { createClient } = await import('redis');
+  const admin = createClient({ url: fixture.redis.url });
+  await admin.connect();
+  const key = fixture.key();
+  const statuses = [];
+  const store = await createRedisStore({ url: fixture.redis.url, key, reconnect: { baseMs: 100, maxMs: 200 } });
+  const log = createEventLog({ store, heartbeatMs: 0, onstatus: (s) => statuses.push(s) });
+  const live = await attach(log, '');
+  let loop = null;
+  try {
+    const first = await log.append({ data: `-1 ${PAYLOAD}` });
+    loop = busyLoop(TURN_MS);
+    const pending = burst(log, 0, store.maxPendingAppends);
+    let answered = 0;
+    for (const p of pending) p.then((o) => o.id && answered++);
+    await until(() => answered >= 50, 'the first answers', 20_000);
+    await admin.sendCommand(['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
+    const outcomes = await Promise.all(pending);
+    loop.stop();
+    const unsent = outcomes.filter((o) => o.id === null);
+    assert.ok(unsent.length > 0, 'appends still queued when the connection failed were sent live');
+    for (const o of outcomes) assert.ok(o.id !== undefined || ['STORE_TIMEOUT', 'STORE_NOT_SENT', 'STORE_BUSY'].includes(o.code), `append ${o.n}: ${o.code}`);
+    await until(() => statuses.at(-1) === 'ready', 'the store is back', 10_000);
+    const stream = (await streamOf(key)).filter((e) => compareIds(e.id, first) > 0);
+    const held = new Set(stream.filter((e) => !e.gap).map((e) => Number(e.data.split(' ')[0])));
+    for (const o of unsent) assert.ok(!held.has(o.n), `append ${o.n} went out live with no id, and the stream holds it too`);
+    for (const o of outcomes) if (o.id) assert.ok(held.has(o.n), `append ${o.n} resolved ${o.id} and is not in the stream`);
+    assert.ok(stream.some((e) => e.gap), 'the gap marker is in the stream');
+    const last = stream.at(-1).id;
+    await until(() => live.frames().at(-1)?.id === last, 'the live client reaches the gap marker', 20_000);
+    const seen = live.frames().slice(1);
+    const withId = seen.filter((f) => f.id !== null);
+    assert.deepEqual(withId.map((f) => f.id), stream.map((e) => e.id), 'the live client has every stored event and the marker, in order, once');
+    assert.deepEqual(seen.filter((f) => f.id === null).map((f) => f.data), unsent.map((o) => `${o.n} ${PAYLOAD}`), 'and every event sent with no id, in order, once');
+    assert.equal(seen.at(-1).event, 'reload', 'the gap marker comes after every event sent with no id');
+    const resumed = await attach(log, first);
+    try {
+      await until(() => resumed.frames().at(-1)?.id === last, 'the resume reaches the marker', 20_000);
+      assert.equal(resumed.frames().at(-1).event, 'reload', 'a resume across the events sent with no id is told to reload');
+    } finally {
+      resumed.close();
+    }
+    console.log(`# CLIENT KILL: ${JSON.stringify({ stored: outcomes.filter((o) => o.id).length, live: unsent.length, timedOut: outcomes.filter((o) => o.code === 'STORE_TIMEOUT').length, stream: stream.length })}`);
+  } finally {
+    loop?.stop();
+    live.close();
+    await log.close();
+    await admin.close();
+  }
+});
