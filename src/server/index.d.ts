@@ -125,10 +125,18 @@ export interface RedisStoreOptions extends MemoryStoreOptions {
   onreconnect?: (info: { attempt: number; delayMs: number }) => void;
   /** How long the follow read blocks, ms. Default 5,000. */
   blockMs?: number;
-  /** How long a command may go unanswered by a Redis that is connected (a partition, a pause), ms: then a
-   * read fails as unavailable and an append rejects with an Error whose `code` is 'STORE_TIMEOUT' (Redis may
-   * still store it; it is not sent live). close() waits no longer than this either. Default 5,000. */
+  /** Every command's one deadline, from the call, ms (node-redis's own queue timeout is off for the store's
+   * commands). A read past it fails as unavailable. An append past it rejects with an Error whose `code` says
+   * what became of it: 'STORE_NOT_SENT' when it was still queued behind other commands (never sent, not
+   * stored: safe to append again), 'STORE_TIMEOUT' when it was sent and not answered (Redis may still store
+   * it; the feed then delivers it, once). Neither is sent live. close() waits no longer than this either.
+   * Default 5,000. */
   commandTimeoutMs?: number;
+  /** Backpressure: with this many appends already waiting for Redis (sent or queued, not answered), an append
+   * rejects at once with `code` 'STORE_BUSY' (not sent, not stored). A whole number, at least 1; default 1,000. */
+  maxPendingAppends?: number;
+  /** The same bound in bytes of data waiting (one append alone always goes through). Default 1 MiB. */
+  maxPendingBytes?: number;
   /** More node-redis client options (not `url`, `disableOfflineQueue` or `socket.reconnectStrategy`). */
   clientOptions?: Record<string, unknown>;
 }
@@ -190,7 +198,10 @@ export interface EventLog {
   readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number };
   /** Connections attached to the live feed. */
   readonly connections: number;
-  /** Resolves to the event's id, or null when the store is unavailable (the event went out live, with no id). */
+  /** Resolves to the event's id, in the order of the calls, or to null when the store is unavailable (the
+   * event went out live, with no id, and a gap marker follows). Else rejects, sending nothing: a TypeError or
+   * RangeError for a bad entry; an Error whose `code` is 'STORE_BUSY' or 'STORE_NOT_SENT' (not stored) or
+   * 'STORE_TIMEOUT' (Redis may still store it; the feed then delivers it, once). */
   append(entry: LogEntry): Promise<string | null>;
   /** Rejects (code 'STORE_UNAVAILABLE') only when the store is down and the recent window cannot serve the id. */
   connect(lastEventId: string | null | undefined): Promise<LogConnection>;
@@ -207,7 +218,18 @@ export interface EventLog {
 export function createEventLog(options?: EventLogOptions): EventLog;
 export function createMemoryStore(options?: MemoryStoreOptions): EventStore;
 /** Loads node-redis (the optional peer dependency `redis`) and connects; rejects naming the package if it is missing. */
-export function createRedisStore(options?: RedisStoreOptions): Promise<EventStore>;
+export function createRedisStore(options?: RedisStoreOptions): Promise<RedisStore>;
+
+/** The Redis store: an EventStore with its backpressure bounds and what waits against them. */
+export interface RedisStore extends EventStore {
+  readonly key: string;
+  readonly maxPendingAppends: number;
+  readonly maxPendingBytes: number;
+  /** Appends sent or queued to Redis and not answered yet, and their bytes of data. */
+  readonly waiting: { appends: number; bytes: number };
+  /** The node-redis client of the command connection. */
+  readonly client: unknown;
+}
 /** Orders two `<ms>-<seq>` ids. */
 export function compareIds(a: string, b: string): number;
 /** The ladder's full-jitter delay before attempt n (from 1): uniform in [0, min(maxMs, baseMs * factor^(n-1))]. */

@@ -138,6 +138,7 @@ export async function createRedisStore(options = {}) {
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
   const maxPendingAppends = range('maxPendingAppends', options.maxPendingAppends ?? 1000, 1);
+  if (maxPendingAppends !== Infinity && !Number.isInteger(maxPendingAppends)) throw new RangeError(`${PREFIX}: maxPendingAppends must be a whole number, not ${maxPendingAppends}`);
   const maxPendingBytes = range('maxPendingBytes', options.maxPendingBytes ?? 1 << 20, 1);
 
   let redis;

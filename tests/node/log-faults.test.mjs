@@ -332,6 +332,11 @@ test('options of the wrong type are TypeErrors or RangeErrors naming the option'
     [{ commandTimeoutMs: 'soon' }, TypeError, /commandTimeoutMs/],
     [{ commandTimeoutMs: 0 }, RangeError, /commandTimeoutMs/],
     [{ commandTimeoutMs: 2 ** 31 }, RangeError, /commandTimeoutMs/],
+    [{ maxPendingAppends: '1000' }, TypeError, /maxPendingAppends/],
+    [{ maxPendingAppends: 0 }, RangeError, /maxPendingAppends/],
+    [{ maxPendingAppends: 2.5 }, RangeError, /maxPendingAppends/],
+    [{ maxPendingBytes: 'big' }, TypeError, /maxPendingBytes/],
+    [{ maxPendingBytes: 0.5 }, RangeError, /maxPendingBytes/],
   ];
   for (const [options, type, name] of redisCases) {
     await assert.rejects(createRedisStore({ url: fixture.redis.url, ...options }), (e) => e instanceof type && name.test(e.message), String(Object.keys(options)));

@@ -101,14 +101,15 @@ const conn: Promise<LogConnection> = log.connect('1796290297770-0');
 conn.then((c) => c.start((text: string) => text.length).close());
 const served: Promise<void> = log.serve({ headers: {}, url: '/events' }, {}, { gate, hintEvent: 'retry-hint' });
 const web: Promise<Response> = log.response(new Request('https://example.com/events'), { gate });
-const redisStore: Promise<EventStore> = createRedisStore({ url: 'redis://127.0.0.1:6379', key: 'events', reconnect: { baseMs: 500, maxMs: 10_000 } });
+const redisStore: Promise<EventStore> = createRedisStore({ url: 'redis://127.0.0.1:6379', key: 'events', reconnect: { baseMs: 500, maxMs: 10_000 }, maxPendingAppends: 1000, maxPendingBytes: 1 << 20 });
+const backlog: Promise<number> = redisStore.then(() => createRedisStore()).then((s) => s.waiting.appends + s.waiting.bytes + s.maxPendingAppends);
 const streams = createResumableStreams({ keepMs: 60_000 });
 const answer: Response = streams.response(new Request('https://example.com/v1/chat', { method: 'POST' }), async function* () {
   yield 'token';
   yield { event: 'done', data: '[DONE]' };
 });
 const order: number = compareIds('1-0', '2-0') + ladderDelay(3, { baseMs: 100 });
-void appended, served, web, redisStore, answer, order;
+void appended, served, web, redisStore, backlog, answer, order;
 
 // The fetch entry: the fetch transport's options, per-attempt functions that may be async, and its events.
 import { ManagedEventSource as FetchSource, createManagedStream as fetchStream, type FetchErrorEvent, type FetchOpenEvent } from 'managed-eventsource/fetch';
