@@ -211,6 +211,9 @@ export function createMemoryStore(options = {}) {
 
 // ---- the log -----------------------------------------------------------------------------------------
 
+/** The admission of a server with no gate: nothing to release. */
+const ADMITTED = Object.freeze({ ok: true, release() {} });
+
 /**
  * An event log over a store (default: a memory store). See docs/reference.md for the rules; in short:
  * `append` assigns ids in order; `connect(lastEventId)` resolves to a connection that, once started,
@@ -306,8 +309,8 @@ export function createEventLog(options = {}) {
 
   /** Closes a connection from the log's side and tells its owner (the `end` given to start). */
   function end(c) {
-    if (!c.open) return;
-    c.open = false;
+    if (!c.active) return;
+    c.active = false;
     connections.delete(c);
     try {
       c.end?.();
@@ -448,6 +451,64 @@ export function createEventLog(options = {}) {
     beat.unref?.();
   }
 
+  /** A client's connection: connect() resolves to it. Its methods (start, close, open) are the public
+   * handle; its fields are the log's, kept on one object (no closures of its own) so that a connection costs
+   * the server little beside the socket under it. */
+  class Connection {
+    constructor() {
+      this.write = null; // the writer given to start()
+      this.end = null; // called when the log ends the connection
+      this.buffer = []; // live events fed before start(); null once started
+      this.skipThrough = null; // live events at or below this id were in the replay
+      this.active = true;
+      this.issuedAt = fed; // the feed count when it attached: a read issued at or after it was issued after it attached
+      this.pending = null; // the replay start() writes first: frames
+    }
+    start(write, ended) {
+      if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
+      if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
+      if (!this.active || this.write) return this;
+      this.write = write;
+      this.end = ended ?? null;
+      const buffered = this.buffer;
+      this.buffer = null;
+      const pending = this.pending ?? [];
+      this.pending = null;
+      for (const ev of buffered) {
+        if (ev.id === null) {
+          pending.push(frameOf(null, ev.event, ev.data));
+          continue;
+        }
+        if (this.skipThrough !== null && compareIds(ev.id, this.skipThrough) <= 0) continue;
+        this.skipThrough = null;
+        pending.push(frame(ev));
+      }
+      const text = pending.join(''); // the replay in one write, not one a frame
+      if (text) {
+        try {
+          write(text);
+        } catch (error) {
+          end(this);
+          throw error;
+        }
+      }
+      heartbeats();
+      return this;
+    }
+    close() {
+      if (!this.active) return;
+      this.active = false;
+      connections.delete(this);
+    }
+    get open() {
+      return this.active;
+    }
+    /** Queues a frame for start() to write first. */
+    replay(text) {
+      (this.pending ??= []).push(text);
+    }
+  }
+
   /**
    * Resolves to a connection for a client whose last id is `lastEventId` (a string, or null/'' for a new
    * client): `start(write)` writes (synchronously) what it missed and from then on every live event, as
@@ -456,52 +517,10 @@ export function createEventLog(options = {}) {
    */
   async function connect(lastEventId) {
     if (closed) throw new Error(`${PREFIX}: the event log is closed`);
-    // issuedAt: the feed count when it attached; a read issued at or after it was issued after it attached.
-    const conn = { write: null, end: null, buffer: [], skipThrough: null, open: true, issuedAt: fed };
-    const pending = []; // what start() writes first
-    const handle = {
-      start(write, ended) {
-        if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
-        if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
-        if (!conn.open || conn.write) return handle;
-        conn.write = write;
-        conn.end = ended ?? null;
-        const buffered = conn.buffer;
-        conn.buffer = null;
-        for (const ev of buffered) {
-          if (ev.id === null) {
-            pending.push(frameOf(null, ev.event, ev.data));
-            continue;
-          }
-          if (conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
-          conn.skipThrough = null;
-          pending.push(frame(ev));
-        }
-        const text = pending.join(''); // the replay in one write, not one a frame
-        pending.length = 0;
-        if (text) {
-          try {
-            write(text);
-          } catch (error) {
-            end(conn);
-            throw error;
-          }
-        }
-        heartbeats();
-        return handle;
-      },
-      close() {
-        if (!conn.open) return;
-        conn.open = false;
-        connections.delete(conn);
-      },
-      get open() {
-        return conn.open;
-      },
-    };
+    const conn = new Connection();
     connections.add(conn);
     stats.connections++;
-    if (typeof lastEventId !== 'string' || lastEventId === '') return handle; // a new client: live only
+    if (typeof lastEventId !== 'string' || lastEventId === '') return conn; // a new client: live only
     const X = parseId(lastEventId);
     try {
       trimWindow();
@@ -509,9 +528,9 @@ export function createEventLog(options = {}) {
       const replay = X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0 ? windowAfter(X) : null;
       if (replay !== null && replay.length <= maxReplay) {
         stats.windowServed++;
-        for (const ev of replay) pending.push(frame(ev));
+        for (const ev of replay) conn.replay(frame(ev));
         conn.skipThrough = windowLast();
-        return handle;
+        return conn;
       }
       // An id that does not parse is told to reload from the head, which a read of no events gives.
       let position = X ?? '0-0';
@@ -519,35 +538,35 @@ export function createEventLog(options = {}) {
       for (let attempt = 0; attempt < 3; attempt++) {
         const entry = read(position, limit, attempt > 0);
         const snap = await entry.promise;
-        if (!conn.open) return handle;
+        if (!conn.active) return conn;
         if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
           // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
-          pending.push(reloadFrame(snap.head, X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown'));
+          conn.replay(reloadFrame(snap.head, X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown'));
         } else {
-          for (const ev of snap.events) pending.push(frame(ev));
+          for (const ev of snap.events) conn.replay(frame(ev));
         }
         const P = snap.head;
-        if (P === null) return handle; // an empty log: everything from now on is live
+        if (P === null) return conn; // an empty log: everything from now on is live
         if (entry.issuedAt >= conn.issuedAt) {
           // Issued after this connection attached: its buffer holds every event after P.
           conn.skipThrough = P;
-          return handle;
+          return conn;
         }
         trimWindow();
         if (windowJoins(P)) {
           // A shared read issued earlier: the window holds what was fed between it and now.
           const last = windowLast();
-          for (const ev of windowAfter(P)) pending.push(frame(ev));
+          for (const ev of windowAfter(P)) conn.replay(frame(ev));
           conn.skipThrough = last !== null && compareIds(last, P) > 0 ? last : P;
-          return handle;
+          return conn;
         }
         position = P; // the window does not reach back to the shared snapshot: read on from it, unshared
         limit = maxReplay;
       }
-      pending.push(reloadFrame(null, 'unknown'));
-      return handle;
+      conn.replay(reloadFrame(null, 'unknown'));
+      return conn;
     } catch (error) {
-      handle.close();
+      conn.close();
       throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: the store could not be read: ${error?.message ?? error}`, error);
     }
   }
@@ -574,7 +593,8 @@ export function createEventLog(options = {}) {
 
   /** The gate's decision; an admission's release runs once, however often the stream's end is seen. */
   function admit(opts) {
-    const a = opts.gate ? opts.gate.admit() : { ok: true, release() {} };
+    if (!opts.gate && !opts.release) return ADMITTED; // nothing to release: no object a connection
+    const a = opts.gate ? opts.gate.admit() : ADMITTED;
     if (!a.ok) return a;
     let held = true;
     return {
