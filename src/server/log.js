@@ -451,73 +451,88 @@ export function createEventLog(options = {}) {
     beat.unref?.();
   }
 
-  /** A client's connection: connect() resolves to it. Its methods (start, close, open) are the public
-   * handle; its fields are the log's, kept on one object (no closures of its own) so that a connection costs
-   * the server little beside the socket under it. */
-  class Connection {
+  /** The log's side of one client's connection, in `connections` while attached: one object with no
+   * closures of its own, so that a connection costs the server little beside the socket under it. */
+  class Attachment {
     constructor() {
-      this.write = null; // the writer given to start()
+      this.write = null; // the writer given to start
       this.end = null; // called when the log ends the connection
-      this.buffer = []; // live events fed before start(); null once started
+      this.buffer = []; // live events fed before start; null once started
       this.skipThrough = null; // live events at or below this id were in the replay
       this.active = true;
       this.issuedAt = fed; // the feed count when it attached: a read issued at or after it was issued after it attached
-      this.pending = null; // the replay start() writes first: frames
+      this.pending = null; // the replay that start writes first: frames
     }
-    start(write, ended) {
-      if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
-      if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
-      if (!this.active || this.write) return this;
-      this.write = write;
-      this.end = ended ?? null;
-      const buffered = this.buffer;
-      this.buffer = null;
-      const pending = this.pending ?? [];
-      this.pending = null;
-      for (const ev of buffered) {
-        if (ev.id === null) {
-          pending.push(frameOf(null, ev.event, ev.data));
-          continue;
-        }
-        if (this.skipThrough !== null && compareIds(ev.id, this.skipThrough) <= 0) continue;
-        this.skipThrough = null;
-        pending.push(frame(ev));
-      }
-      const text = pending.join(''); // the replay in one write, not one a frame
-      if (text) {
-        try {
-          write(text);
-        } catch (error) {
-          end(this);
-          throw error;
-        }
-      }
-      heartbeats();
-      return this;
-    }
-    close() {
-      if (!this.active) return;
-      this.active = false;
-      connections.delete(this);
-    }
-    get open() {
-      return this.active;
-    }
-    /** Queues a frame for start() to write first. */
+    /** Queues a frame for start to write first. */
     replay(text) {
       (this.pending ??= []).push(text);
     }
   }
 
-  /**
-   * Resolves to a connection for a client whose last id is `lastEventId` (a string, or null/'' for a new
-   * client): `start(write)` writes (synchronously) what it missed and from then on every live event, as
-   * strings; `close()` ends it. Rejects with a StoreUnavailableError when the store is down and the recent
-   * window cannot serve the id.
-   */
-  async function connect(lastEventId) {
+  /** Writes (synchronously) what `conn` missed and from then on every live event; `ended` is called when
+   * the log ends it. */
+  function startAttachment(conn, write, ended) {
+    if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
+    if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
+    if (!conn.active || conn.write) return;
+    conn.write = write;
+    conn.end = ended ?? null;
+    const buffered = conn.buffer;
+    conn.buffer = null;
+    const pending = conn.pending ?? [];
+    conn.pending = null;
+    for (const ev of buffered) {
+      if (ev.id === null) {
+        pending.push(frameOf(null, ev.event, ev.data));
+        continue;
+      }
+      if (conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
+      conn.skipThrough = null;
+      pending.push(frame(ev));
+    }
+    const text = pending.join(''); // the replay in one write, not one a frame
+    if (text) {
+      try {
+        write(text);
+      } catch (error) {
+        end(conn);
+        throw error;
+      }
+    }
+    heartbeats();
+  }
+
+  /** Detaches `conn` from the feed, from its owner's side (its `end` is not called). */
+  function detach(conn) {
+    if (!conn.active) return;
+    conn.active = false;
+    connections.delete(conn);
+  }
+
+  /** What connect() resolves to: `start`, `close` and `open`, which work unbound, as before
+   * (`socket.on('close', conn.close)`); each bound function is made on first use. */
+  class Connection {
+    #conn;
+    #start = null;
+    #close = null;
+    constructor(conn) {
+      this.#conn = conn;
+    }
+    get start() {
+      return (this.#start ??= (write, ended) => (startAttachment(this.#conn, write, ended), this));
+    }
+    get close() {
+      return (this.#close ??= () => detach(this.#conn));
+    }
+    get open() {
+      return this.#conn.active;
+    }
+  }
+
+  /** connect()'s work, the log's side of the connection (serve() and response() use it as it is). */
+  async function attachClient(lastEventId) {
     if (closed) throw new Error(`${PREFIX}: the event log is closed`);
-    const conn = new Connection();
+    const conn = new Attachment();
     connections.add(conn);
     stats.connections++;
     if (typeof lastEventId !== 'string' || lastEventId === '') return conn; // a new client: live only
@@ -566,10 +581,17 @@ export function createEventLog(options = {}) {
       conn.replay(reloadFrame(null, 'unknown'));
       return conn;
     } catch (error) {
-      conn.close();
+      detach(conn);
       throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: the store could not be read: ${error?.message ?? error}`, error);
     }
   }
+  /**
+   * Resolves to a connection for a client whose last id is `lastEventId` (a string, or null/'' for a new
+   * client): `start(write)` writes (synchronously) what it missed and from then on every live event, as
+   * strings; `close()` ends it. Rejects with a StoreUnavailableError when the store is down and the recent
+   * window cannot serve the id.
+   */
+  const connect = async (lastEventId) => new Connection(await attachClient(lastEventId));
 
   /** The client's last id: the `Last-Event-ID` header, else the query parameter, else null. */
   function lastEventIdOf(headerValue, url) {
@@ -662,18 +684,18 @@ export function createEventLog(options = {}) {
         let gone = responseGone(res);
         res.on('close', () => {
           gone = true;
-          conn?.close();
+          if (conn) detach(conn);
           admission.release();
         });
         if (gone) return admission.release();
         try {
-          conn = await connect(lastEventIdOfRequest(req));
+          conn = await attachClient(lastEventIdOfRequest(req));
         } catch (error) {
           if (!gone && !res.headersSent) reject(res, unavailableWait(), { hintEvent: opts.hintEvent });
           return;
         }
-        if (gone) return conn.close();
-        if (!conn.open) return reject(res, unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
+        if (gone) return detach(conn);
+        if (!conn.active) return reject(res, unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
         res.writeHead(200, { ...HEADERS, ...opts.headers });
         res.flushHeaders?.(); // the client opens now, even with nothing to replay
         if (opts.retry) res.write(opts.retry + '\n');
@@ -681,9 +703,9 @@ export function createEventLog(options = {}) {
         // next write comes (one write, an event or a replay, may exceed it): it then gets everything written
         // so far, whole, and resumes from its last id. One that takes in nothing for STALLED_MS is dropped.
         const finish = () => endBehind(res);
-        conn.start((text) => {
+        startAttachment(conn, (text) => {
           if (res.writableLength > maxBufferedBytes) {
-            conn.close();
+            detach(conn);
             return finish();
           }
           res.write(text);
@@ -708,20 +730,20 @@ export function createEventLog(options = {}) {
         if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
         try {
-          conn = await connect(lastEventIdOfRequest(request));
+          conn = await attachClient(lastEventIdOfRequest(request));
         } catch {
           admission.release();
           return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
         }
         const finish = () => {
-          conn.close();
+          detach(conn);
           admission.release();
         };
         if (request.signal?.aborted) {
           finish();
           return new Response(null, { status: 204 });
         }
-        if (!conn.open) {
+        if (!conn.active) {
           admission.release();
           return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
         }
@@ -738,9 +760,9 @@ export function createEventLog(options = {}) {
                 ended = true;
                 controller.close();
               };
-              conn.start((text) => {
+              startAttachment(conn, (text) => {
                 if (controller.desiredSize < 0) {
-                  conn.close();
+                  detach(conn);
                   return endBody();
                 }
                 controller.enqueue(ENCODER.encode(text));

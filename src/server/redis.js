@@ -183,9 +183,12 @@ export async function createRedisStore(options = {}) {
     store.status = next;
     consumer?.status(next, error);
   }
-  // node-redis emits 'error' before it fails the commands of the connection that failed.
+  // node-redis emits 'error' before it fails the commands of the connection that failed, and marks the
+  // connection not ready first. An 'error' while it is still ready (its own PING timing out behind the
+  // appends, with clientOptions.pingInterval) fails nothing and is not an outage.
   client.on('error', (error) => {
     lastError = error;
+    if (client.isReady) return;
     if (status === 'ready') setStatus('unavailable', error);
     connectionLost(client);
   });
@@ -195,7 +198,7 @@ export async function createRedisStore(options = {}) {
     for (const body of [APPEND, READ]) client.sendCommand(['SCRIPT', 'LOAD', body]).catch(() => {});
     setStatus('ready');
   });
-  follower.on('error', () => connectionLost(follower)); // its failures show on `client` too, and its loop waits for 'ready'
+  follower.on('error', () => follower.isReady || connectionLost(follower)); // its failures show on `client` too, and its loop waits for 'ready'
 
   const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
 
@@ -249,6 +252,9 @@ export async function createRedisStore(options = {}) {
             return settle(reject, error);
           }
           if (error instanceof redis.ClientOfflineError || error instanceof redis.ClientClosedError) return settle(reject, unavailable(error)); // refused before queueing
+          if (error?.message === 'The queue is full') {
+            return settle(reject, storeError('STORE_BUSY', `node-redis refused ${what} before sending it: its queue is full (clientOptions.commandsQueueMaxLength); it was not carried out`));
+          }
           // Written, then the connection failed (or was closed) before the answer came.
           settle(reject, storeError('STORE_TIMEOUT', `the connection to Redis at ${url} ended before it answered ${what} (${error?.message ?? error}); it may still have carried it out`));
         },

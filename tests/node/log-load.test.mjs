@@ -58,11 +58,11 @@ function busyLoop(ms) {
 }
 
 /** `count` appends made at once, numbered from `from`: each settles to { n, id } or { n, code, ms }. */
-function burst(log, from, count) {
+function burst(log, from, count, payload = PAYLOAD) {
   return Array.from({ length: count }, (_, i) => {
     const n = from + i;
     const t0 = Date.now();
-    return log.append({ data: `${n} ${PAYLOAD}` }).then(
+    return log.append({ data: `${n} ${payload}` }).then(
       (id) => ({ n, id }),
       (error) => ({ n, code: error?.code ?? String(error), ms: Date.now() - t0 }),
     );
@@ -276,5 +276,47 @@ test('the same load with the store\'s connections cut (CLIENT KILL) midway: what
     live.close();
     await log.close();
     await admin.close();
+  }
+});
+
+test("with clientOptions.pingInterval, node-redis's own PING timing out behind the appends is not an outage: every append gets an id, none goes out live, the store stays ready", { timeout: 60_000 }, async () => {
+  const key = fixture.key();
+  const statuses = [];
+  const pingErrors = [];
+  // 500 events of 1 kB under the busy loop take longer to write than node-redis's 5 s PING timeout.
+  const store = await createRedisStore({ url: fixture.redis.url, key, commandTimeoutMs: 30_000, clientOptions: { pingInterval: 200 } });
+  store.client.on('error', (e) => pingErrors.push(e));
+  const log = createEventLog({ store, heartbeatMs: 0, onstatus: (s) => statuses.push(s) });
+  const live = await attach(log, '');
+  let loop = null;
+  try {
+    const first = await log.append({ data: `-1 ${PAYLOAD}` });
+    loop = busyLoop(TURN_MS);
+    const outcomes = await Promise.all(burst(log, 0, 500, 'y'.repeat(1000)));
+    loop.stop();
+    assert.ok(pingErrors.length > 0, "node-redis's PING timed out behind the appends (else this test shows nothing)");
+    assert.equal(outcomes.filter((o) => o.id).length, 500, JSON.stringify(outcomes.find((o) => !o.id)));
+    await agree({ key, first, outcomes, live, log });
+    assert.deepEqual(statuses, [], 'the store stayed ready');
+  } finally {
+    loop?.stop();
+    live.close();
+    await log.close();
+  }
+});
+
+test("an append node-redis refuses before sending (clientOptions.commandsQueueMaxLength) is refused as never sent, STORE_BUSY", async () => {
+  const key = fixture.key();
+  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key, clientOptions: { commandsQueueMaxLength: 5 } }), heartbeatMs: 0 });
+  try {
+    const outcomes = await Promise.all(burst(log, 0, 20));
+    const refused = outcomes.filter((o) => o.code);
+    assert.ok(refused.length > 0, 'the queue of 5 refused some of 20');
+    for (const o of refused) assert.equal(o.code, 'STORE_BUSY', `append ${o.n}: ${o.code}`);
+    const held = new Set((await streamOf(key)).map((e) => Number(e.data.split(' ')[0])));
+    for (const o of refused) assert.ok(!held.has(o.n), `append ${o.n} was refused, yet the stream holds it`);
+    for (const o of outcomes) if (o.id) assert.ok(held.has(o.n));
+  } finally {
+    await log.close();
   }
 });

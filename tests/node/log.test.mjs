@@ -420,3 +420,28 @@ test('node:http: a client with nothing to replay sees the headers at once, then 
     await log.close();
   }
 });
+
+test("connect()'s handle works unbound, as a socket's listener or destructured: start, close and open", async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  try {
+    const conn = await log.connect('');
+    const { start } = conn;
+    let got = '';
+    assert.equal(start((t) => (got += t)), conn, 'start returns the handle');
+    await log.append({ data: 'one' });
+    const socket = new (await import('node:events')).EventEmitter();
+    socket.on('close', conn.close); // as a WebSocket server's 'close' listener is written
+    socket.emit('close');
+    assert.equal(conn.open, false);
+    assert.equal(log.connections, 0);
+    await log.append({ data: 'two' });
+    assert.match(got, /data: one/);
+    assert.doesNotMatch(got, /data: two/, 'nothing is written after close');
+    const { close } = await log.connect('');
+    close();
+    assert.equal(log.connections, 0);
+    assert.deepEqual(Object.keys(conn), [], "the handle shows nothing of the log's own state");
+  } finally {
+    await log.close();
+  }
+});
