@@ -310,8 +310,7 @@ export function createEventLog(options = {}) {
   /** Closes a connection from the log's side and tells its owner (the `end` given to start). */
   function end(c) {
     if (!c.active) return;
-    c.active = false;
-    connections.delete(c);
+    detach(c);
     try {
       c.end?.();
     } catch (error) {
