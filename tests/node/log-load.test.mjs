@@ -121,15 +121,31 @@ async function agree({ key, first, outcomes, live, log }) {
   return { stored: stored.length, stream: stream.length, codes: Object.fromEntries([...codes].map((c) => [c, outcomes.filter((o) => o.code === c).length])) };
 }
 
-test(`${BURST} appends at once while each turn of the event loop does ${TURN_MS} ms of work: each gets an id in order or a rejection, the stream and the clients agree, and the appends past the bound are refused at once`, { timeout: 60_000 }, async () => {
+/**
+ * A log on a fresh Redis store (`storeOptions` beside the fixture's url and key), a live client attached, a
+ * first event appended, and then every turn of the event loop doing TURN_MS of work while `body` runs;
+ * all of it stopped and closed after, however `body` ends.
+ */
+async function underLoad(storeOptions, body) {
   const key = fixture.key();
   const statuses = [];
-  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key }), heartbeatMs: 0, onstatus: (s) => statuses.push(s) });
+  const store = await createRedisStore({ url: fixture.redis.url, key, ...storeOptions });
+  const log = createEventLog({ store, heartbeatMs: 0, onstatus: (s) => statuses.push(s) });
   const live = await attach(log, '');
   let loop = null;
   try {
     const first = await log.append({ data: `-1 ${PAYLOAD}` });
     loop = busyLoop(TURN_MS);
+    return await body({ key, store, log, live, statuses, first, loop });
+  } finally {
+    loop?.stop();
+    live.close();
+    await log.close();
+  }
+}
+
+test(`${BURST} appends at once while each turn of the event loop does ${TURN_MS} ms of work: each gets an id in order or a rejection, the stream and the clients agree, and the appends past the bound are refused at once`, { timeout: 60_000 }, () =>
+  underLoad({}, async ({ key, log, live, statuses, first, loop }) => {
     const outcomes = await Promise.all(burst(log, 0, BURST));
     loop.stop();
     const busy = outcomes.filter((o) => o.code === 'STORE_BUSY');
@@ -139,49 +155,35 @@ test(`${BURST} appends at once while each turn of the event loop does ${TURN_MS}
     const figures = await agree({ key, first, outcomes, live, log });
     assert.deepEqual(statuses, [], 'the store stayed ready');
     console.log(`# busy loop: ${JSON.stringify(figures)}`);
-  } finally {
-    loop?.stop();
-    live.close();
-    await log.close();
-  }
-});
+  }));
 
-test('the same load with Redis paused (SIGSTOP) midway: appends sent before the pause may be stored, none sent after it is, nothing goes out without an id, and once Redis runs again the stream and the clients agree', { timeout: 60_000 }, async () => {
-  const key = fixture.key();
-  const statuses = [];
-  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key, commandTimeoutMs: 2000 }), heartbeatMs: 0, onstatus: (s) => statuses.push(s) });
-  const live = await attach(log, '');
-  let loop = null;
-  let stopped = false;
-  try {
-    const first = await log.append({ data: `-1 ${PAYLOAD}` });
-    loop = busyLoop(TURN_MS);
-    const before = burst(log, 0, BURST / 2);
-    // Pause Redis once a few of the first half are answered, while the rest are queued or in flight.
-    let answered = 0;
-    for (const p of before) p.then((o) => o.id && answered++);
-    await until(() => answered >= 50, 'the first answers', 20_000);
-    process.kill(fixture.redis.pid, 'SIGSTOP');
-    stopped = true;
-    const t0 = Date.now();
-    const outcomes = await Promise.all([...before, ...burst(log, BURST / 2, BURST / 2)]);
-    const settledMs = Date.now() - t0;
-    loop.stop();
-    process.kill(fixture.redis.pid, 'SIGCONT');
-    stopped = false;
-    // Every append settled within the deadline (and a turn or two of work), none waited on the pause.
-    assert.ok(settledMs < 2000 + 4 * TURN_MS + 1000, `the appends settled ${settledMs} ms after the pause`);
-    assert.ok(outcomes.some((o) => o.code === 'STORE_TIMEOUT'), 'appends in flight at the pause time out as "may still"');
-    const figures = await agree({ key, first, outcomes, live, log });
-    assert.deepEqual(statuses, [], 'the store stayed ready');
-    console.log(`# SIGSTOP: ${JSON.stringify(figures)}`);
-  } finally {
-    loop?.stop();
-    if (stopped) process.kill(fixture.redis.pid, 'SIGCONT');
-    live.close();
-    await log.close();
-  }
-});
+test('the same load with Redis paused (SIGSTOP) midway: appends sent before the pause may be stored, none sent after it is, nothing goes out without an id, and once Redis runs again the stream and the clients agree', { timeout: 60_000 }, () =>
+  underLoad({ commandTimeoutMs: 2000 }, async ({ key, log, live, statuses, first, loop }) => {
+    let stopped = false;
+    try {
+      const before = burst(log, 0, BURST / 2);
+      // Pause Redis once a few of the first half are answered, while the rest are queued or in flight.
+      let answered = 0;
+      for (const p of before) p.then((o) => o.id && answered++);
+      await until(() => answered >= 50, 'the first answers', 20_000);
+      process.kill(fixture.redis.pid, 'SIGSTOP');
+      stopped = true;
+      const t0 = Date.now();
+      const outcomes = await Promise.all([...before, ...burst(log, BURST / 2, BURST / 2)]);
+      const settledMs = Date.now() - t0;
+      loop.stop();
+      process.kill(fixture.redis.pid, 'SIGCONT');
+      stopped = false;
+      // Every append settled within the deadline (and a turn or two of work), none waited on the pause.
+      assert.ok(settledMs < 2000 + 4 * TURN_MS + 1000, `the appends settled ${settledMs} ms after the pause`);
+      assert.ok(outcomes.some((o) => o.code === 'STORE_TIMEOUT'), 'appends in flight at the pause time out as "may still"');
+      const figures = await agree({ key, first, outcomes, live, log });
+      assert.deepEqual(statuses, [], 'the store stayed ready');
+      console.log(`# SIGSTOP: ${JSON.stringify(figures)}`);
+    } finally {
+      if (stopped) process.kill(fixture.redis.pid, 'SIGCONT');
+    }
+  }));
 
 test('a store that fails an append as unavailable while it still says ready: the event goes out with no id, and every client gets the gap marker after it, as a store outage gives', async () => {
   // A store of a user's own over the memory store: its append fails once, as a store whose client dropped
@@ -231,79 +233,57 @@ test('the same load with the store\'s connections cut (CLIENT KILL) midway: what
   const { createClient } = await import('redis');
   const admin = createClient({ url: fixture.redis.url });
   await admin.connect();
-  const key = fixture.key();
-  const statuses = [];
-  const store = await createRedisStore({ url: fixture.redis.url, key, reconnect: { baseMs: 100, maxMs: 200 } });
-  const log = createEventLog({ store, heartbeatMs: 0, onstatus: (s) => statuses.push(s) });
-  const live = await attach(log, '');
-  let loop = null;
   try {
-    const first = await log.append({ data: `-1 ${PAYLOAD}` });
-    loop = busyLoop(TURN_MS);
-    const pending = burst(log, 0, store.maxPendingAppends);
-    let answered = 0;
-    for (const p of pending) p.then((o) => o.id && answered++);
-    await until(() => answered >= 50, 'the first answers', 20_000);
-    await admin.sendCommand(['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
-    const outcomes = await Promise.all(pending);
-    loop.stop();
-    const unsent = outcomes.filter((o) => o.id === null);
-    assert.ok(unsent.length > 0, 'appends still queued when the connection failed were sent live');
-    for (const o of outcomes) assert.ok(o.id !== undefined || ['STORE_TIMEOUT', 'STORE_NOT_SENT', 'STORE_BUSY'].includes(o.code), `append ${o.n}: ${o.code}`);
-    await until(() => statuses.at(-1) === 'ready', 'the store is back', 10_000);
-    const stream = (await streamOf(key)).filter((e) => compareIds(e.id, first) > 0);
-    const held = new Set(stream.filter((e) => !e.gap).map((e) => Number(e.data.split(' ')[0])));
-    for (const o of unsent) assert.ok(!held.has(o.n), `append ${o.n} went out live with no id, and the stream holds it too`);
-    for (const o of outcomes) if (o.id) assert.ok(held.has(o.n), `append ${o.n} resolved ${o.id} and is not in the stream`);
-    assert.ok(stream.some((e) => e.gap), 'the gap marker is in the stream');
-    const last = stream.at(-1).id;
-    await until(() => live.frames().at(-1)?.id === last, 'the live client reaches the gap marker', 20_000);
-    const seen = live.frames().slice(1);
-    const withId = seen.filter((f) => f.id !== null);
-    assert.deepEqual(withId.map((f) => f.id), stream.map((e) => e.id), 'the live client has every stored event and the marker, in order, once');
-    assert.deepEqual(seen.filter((f) => f.id === null).map((f) => f.data), unsent.map((o) => `${o.n} ${PAYLOAD}`), 'and every event sent with no id, in order, once');
-    assert.equal(seen.at(-1).event, 'reload', 'the gap marker comes after every event sent with no id');
-    const resumed = await attach(log, first);
-    try {
-      await until(() => resumed.frames().at(-1)?.id === last, 'the resume reaches the marker', 20_000);
-      assert.equal(resumed.frames().at(-1).event, 'reload', 'a resume across the events sent with no id is told to reload');
-    } finally {
-      resumed.close();
-    }
-    console.log(`# CLIENT KILL: ${JSON.stringify({ stored: outcomes.filter((o) => o.id).length, live: unsent.length, timedOut: outcomes.filter((o) => o.code === 'STORE_TIMEOUT').length, stream: stream.length })}`);
+    await underLoad({ reconnect: { baseMs: 100, maxMs: 200 } }, async ({ key, store, log, live, statuses, first, loop }) => {
+      const pending = burst(log, 0, store.maxPendingAppends);
+      let answered = 0;
+      for (const p of pending) p.then((o) => o.id && answered++);
+      await until(() => answered >= 50, 'the first answers', 20_000);
+      await admin.sendCommand(['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
+      const outcomes = await Promise.all(pending);
+      loop.stop();
+      const unsent = outcomes.filter((o) => o.id === null);
+      assert.ok(unsent.length > 0, 'appends still queued when the connection failed were sent live');
+      for (const o of outcomes) assert.ok(o.id !== undefined || ['STORE_TIMEOUT', 'STORE_NOT_SENT', 'STORE_BUSY'].includes(o.code), `append ${o.n}: ${o.code}`);
+      await until(() => statuses.at(-1) === 'ready', 'the store is back', 10_000);
+      const stream = (await streamOf(key)).filter((e) => compareIds(e.id, first) > 0);
+      const held = new Set(stream.filter((e) => !e.gap).map((e) => Number(e.data.split(' ')[0])));
+      for (const o of unsent) assert.ok(!held.has(o.n), `append ${o.n} went out live with no id, and the stream holds it too`);
+      for (const o of outcomes) if (o.id) assert.ok(held.has(o.n), `append ${o.n} resolved ${o.id} and is not in the stream`);
+      assert.ok(stream.some((e) => e.gap), 'the gap marker is in the stream');
+      const last = stream.at(-1).id;
+      await until(() => live.frames().at(-1)?.id === last, 'the live client reaches the gap marker', 20_000);
+      const seen = live.frames().slice(1);
+      const withId = seen.filter((f) => f.id !== null);
+      assert.deepEqual(withId.map((f) => f.id), stream.map((e) => e.id), 'the live client has every stored event and the marker, in order, once');
+      assert.deepEqual(seen.filter((f) => f.id === null).map((f) => f.data), unsent.map((o) => `${o.n} ${PAYLOAD}`), 'and every event sent with no id, in order, once');
+      assert.equal(seen.at(-1).event, 'reload', 'the gap marker comes after every event sent with no id');
+      const resumed = await attach(log, first);
+      try {
+        await until(() => resumed.frames().at(-1)?.id === last, 'the resume reaches the marker', 20_000);
+        assert.equal(resumed.frames().at(-1).event, 'reload', 'a resume across the events sent with no id is told to reload');
+      } finally {
+        resumed.close();
+      }
+      console.log(`# CLIENT KILL: ${JSON.stringify({ stored: outcomes.filter((o) => o.id).length, live: unsent.length, timedOut: outcomes.filter((o) => o.code === 'STORE_TIMEOUT').length, stream: stream.length })}`);
+    });
   } finally {
-    loop?.stop();
-    live.close();
-    await log.close();
     await admin.close();
   }
 });
 
-test("with clientOptions.pingInterval, node-redis's own PING timing out behind the appends is not an outage: every append gets an id, none goes out live, the store stays ready", { timeout: 60_000 }, async () => {
-  const key = fixture.key();
-  const statuses = [];
-  const pingErrors = [];
+test("with clientOptions.pingInterval, node-redis's own PING timing out behind the appends is not an outage: every append gets an id, none goes out live, the store stays ready", { timeout: 60_000 }, () =>
   // 500 events of 1 kB under the busy loop take longer to write than node-redis's 5 s PING timeout.
-  const store = await createRedisStore({ url: fixture.redis.url, key, commandTimeoutMs: 30_000, clientOptions: { pingInterval: 200 } });
-  store.client.on('error', (e) => pingErrors.push(e));
-  const log = createEventLog({ store, heartbeatMs: 0, onstatus: (s) => statuses.push(s) });
-  const live = await attach(log, '');
-  let loop = null;
-  try {
-    const first = await log.append({ data: `-1 ${PAYLOAD}` });
-    loop = busyLoop(TURN_MS);
+  underLoad({ commandTimeoutMs: 30_000, clientOptions: { pingInterval: 200 } }, async ({ key, store, log, live, statuses, first, loop }) => {
+    const pingErrors = [];
+    store.client.on('error', (e) => pingErrors.push(e));
     const outcomes = await Promise.all(burst(log, 0, 500, 'y'.repeat(1000)));
     loop.stop();
     assert.ok(pingErrors.length > 0, "node-redis's PING timed out behind the appends (else this test shows nothing)");
     assert.equal(outcomes.filter((o) => o.id).length, 500, JSON.stringify(outcomes.find((o) => !o.id)));
     await agree({ key, first, outcomes, live, log });
     assert.deepEqual(statuses, [], 'the store stayed ready');
-  } finally {
-    loop?.stop();
-    live.close();
-    await log.close();
-  }
-});
+  }));
 
 test("an append node-redis refuses before sending (clientOptions.commandsQueueMaxLength) is refused as never sent, STORE_BUSY", async () => {
   const key = fixture.key();
