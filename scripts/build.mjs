@@ -181,7 +181,6 @@ export { ManagedWebSocket } from '${s}/socket.js';`,
   await buildModule({
     name: 'fetch',
     features: 'small,fetch',
-    keep: ["Safari's decoder renewal"],
     entry: (s) => `import { addTransport } from '${s}/api.js';
 import { awaitingEventSource, fetchTransport } from '${s}/fetch.js';
 export { ManagedEventSource, createManagedStream, prepare } from '${s}/api.js';

@@ -25,8 +25,8 @@ export const CUTS = [
   { name: 'encodeInto stand-in', re: /\nif \(!\('encodeInto' in cachedTextEncoder\)\) \{[\s\S]*?\n\}\n/, by: '\n', when: (g) => g.includes('function passStringToWasm0') },
   // initSync is always called with `{ module }`.
   { name: 'deprecated initSync arguments', re: /\n {4}if \(module !== undefined\) \{[\s\S]*?console\.warn[\s\S]*?\n {4}\}\n/, by: '\n    ({ module } = module);\n' },
-  // Wasm hands JavaScript a few short strings (an option error's words), never 2 GB of them. Not so the
-  // fetch transport's module, which hands it every event: it keeps the renewal (see `diet`'s `keep`).
+  // Wasm hands JavaScript a few short strings (an option error's words), never 2 GB of them (the fetch
+  // transport's events are parsed in JavaScript, parse.js).
   {
     name: "Safari's decoder renewal",
     re: /\nconst MAX_SAFARI_DECODE_BYTES = \d+;\nlet numBytesDecoded = 0;\nfunction decodeText\(bytes\) \{[\s\S]*?\n\}\n/,

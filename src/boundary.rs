@@ -76,6 +76,8 @@ codes! {
         Refused = "REFUSED",
         /// The Promise a URL function returned has given the URL of the attempt waiting for it.
         Url = "URL",
+        /// The fetch transport's stream had a `retry:` field: `a` its value in ms.
+        RetryField = "RETRY_FIELD",
         /// The attempt's URL can never be fetched (see [`crate::machine::Input::Unusable`]).
         Unusable = "UNUSABLE",
         /// A socket closed: `a` its code, `b` 1 when it closed with a handshake.

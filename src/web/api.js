@@ -11,6 +11,7 @@
 //   iterate.js          async iteration: a listener and a status watcher of the client, with a queue
 //   client.js           a client's record and lifecycle; what the shell tells it
 //   eventsource.js, fetch.js   the transports
+//   parse.js            the fetch transport's event-stream parser
 //   connection.js       what every transport does with its connection's events
 //   events.js           listeners with EventTarget's rules, delivery with the client as target
 //   effects.js          what Rust calls to act: URLs, timers, page listeners, the probe

@@ -1,22 +1,22 @@
 // The fetch transport (only the package's fetch entry has it).
 //
 // It holds no policy either. Rust decides when an attempt starts and ends, what a status means and how long
-// to wait; it parses the bytes. What lives here is what must be JavaScript: the user's headers, body and URL
-// functions awaited before each attempt, the `fetch` call, the status and type of the response read for
-// Rust, the reader, and the relay that turns a chunk's events (one string from Rust, see src/web/fetch.rs)
-// into `MessageEvent`s for the listeners, through the same `arrived` as the EventSource transport's events.
+// to wait, and what a `retry:` field changes. What lives here is what must be JavaScript: the user's headers,
+// body and URL functions awaited before each attempt, the `fetch` call, the status and type of the response
+// read for Rust, the reader, and the relay that turns the events its parser (parse.js) reads into
+// `MessageEvent`s for the listeners, through the same `arrived` as the EventSource transport's events.
 //
 // Nothing here may act once a connection is stopped: every step after an `await` checks `dead`, which
 // `stop` sets (Rust calls it when it drops the connection), and `stop` aborts the fetch and cancels the
-// reader. It imports eventsource.js, connection.js, effects.js, events.js, loader.js, errors.js and boundary.js.
+// reader. It imports parse.js, eventsource.js, connection.js, effects.js, events.js, errors.js and boundary.js.
 
-import { I_OPENED, I_FAILED, I_REFUSED, I_URL, I_UNUSABLE } from './boundary.js';
+import { I_OPENED, I_FAILED, I_REFUSED, I_RETRY_FIELD, I_URL, I_UNUSABLE } from './boundary.js';
 import { arrived, connectionOf, inputWith } from './connection.js';
 import { askUrl, finish, neverOpens, retryAfterMs, unusable } from './effects.js';
 import { fail, guard, report, PREFIX } from './errors.js';
 import { deliver, FIELDS, Given } from './events.js';
 import { eventSourceTransport } from './eventsource.js';
-import { rust } from './loader.js';
+import { EventStreamParser } from './parse.js';
 
 /** The methods `fetch` refuses. */
 const FORBIDDEN = /^(connect|trace|track)$/i;
@@ -119,7 +119,7 @@ export const awaitingEventSource = { ...eventSourceTransport, awaitsUrl: true, w
  * everything after, fails the attempt; what it throws now, Rust reports as a failed attempt.
  */
 export function open(record, id, last) {
-  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, id: last ?? '', origin: '', step: 'url', init: null, crossHeader: false };
+  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, parser: null, id: last ?? '', origin: '', step: 'url', init: null, crossHeader: false };
   const u = askUrl(record);
   const url = typeof u?.then === 'function' ? null : target(record, u, id);
   if (url) record.currentUrl = url[1];
@@ -243,6 +243,7 @@ function opened(c, r, href) {
     c.origin = new URL(r.url || href).origin;
     c.record.fetchOptions.landed = [new URL(href).origin, c.origin];
     c.reader = r.body.getReader();
+    c.parser = new EventStreamParser(c.id);
     inputWith(c.record, Object.assign(new Event('open'), { status, headers: r.headers }), I_OPENED);
     return true;
   }
@@ -257,8 +258,9 @@ function opened(c, r, href) {
   return false;
 }
 
-/** Hands the stream's bytes to Rust as they come. True at the stream's end; false once stopped. */
+/** Parses the stream's bytes as they come. True at the stream's end; false once stopped. */
 async function pump(c) {
+  const sink = sinkOf(c);
   for (;;) {
     if (c.dead) return false;
     const { done, value } = await c.reader.read();
@@ -271,9 +273,21 @@ async function pump(c) {
       throw new TypeError(PREFIX + "the response's body must be a stream of bytes");
     }
     c.seen = c; // bytes count as life for the stall watchdog (connection.js's `active`), comments included
-    rust.chunk(c.record.shell.handle, value);
+    c.parser.feed(value, sink);
   }
 }
+
+/** What the connection `c`'s parser reads: each event a MessageEvent for the listeners, a `retry:` field
+ * Rust's to weigh; it reads no further once a listener has stopped the connection. */
+const sinkOf = (c) => ({
+  event(type, data, lastEventId) {
+    c.id = lastEventId;
+    const e = FIELDS ? new Fields(new MessageEvent(type, { lastEventId }), data, c.origin) : new MessageEvent(type, { data, lastEventId, origin: c.origin });
+    arrived(c, type, e);
+  },
+  retry: (ms) => c.record.shell.input(I_RETRY_FIELD, ms),
+  stopped: () => c.dead,
+});
 
 /**
  * An attempt waiting for the Promise `p` a URL function returned (effects.js's `urlOf`): Rust holds what
@@ -319,20 +333,4 @@ export const stop = guard(function stop(c) {
   c.abort.abort();
   c.reader?.cancel().catch(() => {});
   if (c.record.connection === c) c.record.connection = null;
-});
-
-/**
- * A chunk's events, from Rust: fields ended by CR, three an event (type, empty for `message`; data; the
- * last event id, or U+0000 for the previous event's). Each is a MessageEvent for the listeners.
- */
-export const events = guard(function events(c, text) {
-  const f = text.split('\r');
-  for (let i = 0; i + 2 < f.length; i += 3) {
-    if (c.dead) return; // a listener closed the stream
-    const type = f[i] || 'message', id = f[i + 2];
-    if (id !== '\0') c.id = id;
-    const data = f[i + 1], lastEventId = c.id;
-    const e = FIELDS ? new Fields(new MessageEvent(type, { lastEventId }), data, c.origin) : new MessageEvent(type, { data, lastEventId, origin: c.origin });
-    arrived(c, type, e);
-  }
 });

@@ -104,9 +104,9 @@ pub(crate) enum Source {
     Waiting,
     #[cfg(feature = "websocket")]
     Socket(web_sys::WebSocket),
-    /// A fetch and its reader (the record holds them), and the parser of its bytes.
+    /// A fetch, its reader and the parser of its bytes (the record holds them).
     #[cfg(feature = "fetch")]
-    Fetch(super::fetch::Stream),
+    Fetch,
 }
 
 /// A live source and our listeners on it: dropping it removes them and closes the source.
@@ -131,7 +131,7 @@ impl Drop for Connection {
             }
             // Aborts the fetch and cancels the reader: nothing of it acts later.
             #[cfg(feature = "fetch")]
-            Source::Fetch(_) => super::fetch::stop(&self.record),
+            Source::Fetch => super::fetch::stop(&self.record),
         }
     }
 }
@@ -224,6 +224,13 @@ extern "C" {
 extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = sharing)]
     static SHARE: JsValue;
+}
+
+#[cfg(feature = "fetch")]
+#[wasm_bindgen(module = "/src/web/parse.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = EventStreamParser)]
+    static PARSER: JsValue;
 }
 
 #[wasm_bindgen(module = "/src/web/iterate.js")]

@@ -20,7 +20,6 @@ import { valid } from './options.js';
  * @property {(handle: number, code: number, a?: number, b?: number, c?: number) => number} input
  * @property {(handle: number) => string | undefined} lastEventId
  * @property {(handle: number) => void} free
- * @property {((handle: number, bytes: Uint8Array) => void) | undefined} chunk the fetch transport's bytes (only a module built with it has it)
  */
 
 const NOT_STARTED = 0, COMPILING = 1, COMPILED = 2, INSTANTIATED = 3;
@@ -73,8 +72,8 @@ export function instantiate() {
   }
   compiled = null;
   state = INSTANTIATED;
-  const { shell, start, input, lastEventId, free, chunk } = glue;
-  rust = { shell, start, input, lastEventId, free, chunk };
+  const { shell, start, input, lastEventId, free } = glue;
+  rust = { shell, start, input, lastEventId, free };
 }
 
 /** Compiles the module off the main thread, once; a compile that fails may be tried again. */

@@ -7,7 +7,7 @@
 //! [`crate::machine`]. Rust creates and closes every source and arms every timer.
 //!
 //! The JavaScript half reaches a shell through the exports loader.js names (`shell`, `start`, `input`,
-//! `lastEventId`, `free`, and the fetch build's `chunk`), and holds it by a
+//! `lastEventId`, `free`), and holds it by a
 //! `Handle`: a number that names a slot of a table, so that a stale or made-up handle finds nothing. The
 //! numbers both halves use are [`crate::boundary`]'s.
 
@@ -249,16 +249,6 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
     }
 }
 
-/// Bytes that arrived on the fetch transport's stream of the shell of `handle` (see `Shared::chunk`). A
-/// handle that names no live shell finds nothing.
-#[cfg(feature = "fetch")]
-#[wasm_bindgen]
-pub fn chunk(handle: f64, bytes: &[u8]) {
-    if let Some(shared) = handles::get(Handle::from(handle)) {
-        shared.chunk(bytes);
-    }
-}
-
 /// The last event id of the shell of `handle`: the JavaScript string it arrived as (`undefined` before
 /// any, which client.js's `lastEventIdOf` reads as the empty string, and for a handle that names no shell).
 #[cfg_attr(feature = "small", wasm_bindgen(js_name = lastEventId))]
@@ -303,8 +293,7 @@ pub fn js_api() -> JsValue {
         Closure::<dyn Fn(f64) -> JsValue>::new(last_event_id).into_js_value(),
     );
     set("free", Closure::<dyn Fn(f64)>::new(free).into_js_value());
-    // The fetch transport, as the package's fetch entry adds it (scripts/build.mjs), with this module's
-    // `chunk`.
+    // The fetch transport, as the package's fetch entry adds it (scripts/build.mjs).
     #[cfg(feature = "fetch")]
     {
         #[wasm_bindgen(module = "/src/web/fetch.js")]
@@ -319,9 +308,6 @@ pub fn js_api() -> JsValue {
             #[wasm_bindgen(js_name = addTransport)]
             fn add_transport(name: &str, transport: &JsValue);
         }
-        type Chunk = dyn Fn(f64, js_sys::Uint8Array);
-        let take = Closure::<Chunk>::new(|h, bytes: js_sys::Uint8Array| chunk(h, &bytes.to_vec()));
-        set("chunk", take.into_js_value());
         FETCH.with(|t| add_transport("fetch", t));
         EVENT_SOURCE.with(|t| add_transport("eventsource", t));
     }

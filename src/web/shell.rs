@@ -28,7 +28,7 @@ use crate::machine::{Command, Config, Input, Machine, Status};
 pub(crate) enum Transport {
     /// An `EventSource`.
     Events,
-    /// `fetch` and a stream reader, whose bytes the shell parses (`chunk`).
+    /// `fetch` and a stream reader, whose bytes the JavaScript half parses.
     #[cfg(feature = "fetch")]
     Fetch,
     /// A `WebSocket`: its subprotocols (`protocols`), the clean-close codes that still reconnect, and
@@ -176,6 +176,9 @@ impl Shared {
             Code::RetryNow => Input::RetryNow,
             #[cfg(feature = "fetch")]
             Code::Url => return self.url_ready(),
+            // A `retry:` field is policy: the machine decides what it changes.
+            #[cfg(feature = "fetch")]
+            Code::RetryField => Input::RetryField { ms: delay_ms(arg) },
             Code::Close => Input::Close,
             Code::Unusable => Input::Unusable,
             Code::Watchdog => {
@@ -352,7 +355,7 @@ impl Shared {
             // EventSource's own reconnect does. The JavaScript half awaits what the user's functions return.
             let from = self.get().machine.resumed_from().clone();
             let record = super::fetch::open(&link, &id, &from);
-            return self.opened(record.map(|record| (Source::Fetch(Default::default()), record)));
+            return self.opened(record.map(|record| (Source::Fetch, record)));
         }
         let source = js::url_of(&link, &id).and_then(|url| {
             // Not a URL: the wait for the Promise a URL function returned (see `Code::Url`), which only
@@ -434,37 +437,6 @@ impl Shared {
             return js::NewSocket::new(url, protocols).map(|ws| Source::Socket(ws.into()));
         }
         js::source(link, url).map(Source::Events)
-    }
-
-    /// Bytes of the fetch transport's live stream: parsed here, and what they hold handed to the JavaScript
-    /// half in one string (see `fetch.js`'s `events`), once per chunk. A `retry:` field is policy: it goes
-    /// to the machine. The JavaScript half reads no more once a connection is dropped, so the bytes are the
-    /// live connection's; with none live they are dropped.
-    #[cfg(feature = "fetch")]
-    pub(crate) fn chunk(&self, bytes: &[u8]) {
-        let mut text = alloc::string::String::new();
-        let mut retry = None;
-        let mut live = None;
-        {
-            let mut core = self.get_mut();
-            let Some(Connection {
-                source: Source::Fetch(stream),
-                record,
-            }) = &mut core.connection
-            else {
-                return;
-            };
-            stream.feed(bytes, &mut text, &mut retry);
-            if !text.is_empty() {
-                live = Some(record.clone());
-            }
-        }
-        if let Some(ms) = retry {
-            self.feed(Input::RetryField { ms });
-        }
-        if let Some(record) = live {
-            super::fetch::events(&record, &text);
-        }
     }
 
     /// A socket closed with `code`; `clean` when it closed with a handshake.
