@@ -206,13 +206,13 @@ function serve() {
     if (url.pathname === '/') {
       return res.writeHead(200, { 'Content-Type': 'text/html', 'Cache-Control': 'no-store' }).end(page(url.searchParams.get('client')));
     }
-    if (url.pathname === '/pkg/index.js' || url.pathname === '/pkg/fetch.js') {
+    if (/^\/pkg\/(index|fetch|core)\.js$/.test(url.pathname)) {
       return res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-store' }).end(readFileSync(join(root, 'pkg', url.pathname.slice(5))));
     }
     if (url.pathname === '/module.wasm') {
-      return res.writeHead(200, { 'Content-Type': 'application/wasm', 'Cache-Control': 'no-store' }).end(readFileSync(join(root, 'target', 'pkg-build', 'index', 'managed_eventsource_bg.wasm')));
+      return res.writeHead(200, { 'Content-Type': 'application/wasm', 'Cache-Control': 'no-store' }).end(readFileSync(join(root, 'target', 'pkg-build', 'shell', 'managed_eventsource_bg.wasm')));
     }
-    if ((url.pathname === '/other/index.js' || url.pathname === '/other/fetch.js') && other) {
+    if (/^\/other\/(index|fetch|core)\.js$/.test(url.pathname) && other) {
       return res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-store' }).end(readFileSync(join(other, url.pathname.slice(7))));
     }
     if (url.pathname === '/peer/reconnecting-eventsource.js') {

@@ -1,18 +1,21 @@
-// Builds the npm package into pkg/, one self-contained file per flavour, with the wasm inside:
+// Builds the npm package into pkg/: one shell per page, whatever mix of entries a page imports.
 //
-//   pkg/index.js    ES module: browsers, bundlers (Vite, webpack, esbuild, Rollup), workers, Node
-//   pkg/index.cjs   CommonJS: require('managed-eventsource')
-//   pkg/managed-eventsource.global.js   a classic <script src>: defines the global `managedEventSource`
+//   pkg/core.js     the shell (ES module): the wasm inside, the JavaScript half, every transport's Rust half
+//   pkg/index.js    the main entry (EventSource): a line over core.js
+//   pkg/fetch.js    the fetch entry: core.js, and the fetch transport's JavaScript (registered when it runs)
+//   pkg/websocket.js  the websocket entry: core.js, and ManagedWebSocket
+//   pkg/*.cjs       the same in CommonJS (core.cjs shared the same way)
+//   pkg/managed-eventsource.global.js   a classic <script src>, self-contained: defines `managedEventSource`
 //
-// Steps: cargo builds the crate for wasm32 with the `small` feature (no_std, lol_alloc, a trap on panic);
-// wasm-bindgen writes the glue; scripts/glue.mjs cuts from the glue what the package never calls, and
-// scripts/wasm-names.mjs shortens the import and export names in the wasm and the glue together; wasm-opt
-// -Oz (the npm binaryen: Debian's is too old) shrinks the wasm, and the glue's functions for imports it
-// removed are dropped; the wasm is inlined as hex, which the entry decodes with the engine's own
-// `Uint8Array.fromHex` on first use (a loop where that is missing); esbuild bundles and minifies
-// the glue, the rooms of src/web/ that the entry imports (api.js and below) and the entry into each flavour, and terser compresses them again. Every edit of
-// wasm-bindgen's output is checked: a wasm-bindgen that writes something else fails the build with a message
-// naming the step (tests/glue.test.mjs holds each step to a fixture).
+// Steps: cargo builds the crate for wasm32 with the `small` feature and every transport (no_std, lol_alloc,
+// a trap on panic); wasm-bindgen writes the glue; scripts/glue.mjs cuts from the glue what the package never
+// calls, and scripts/wasm-names.mjs shortens the import and export names in the wasm and the glue together;
+// wasm-opt -Oz (the npm binaryen: Debian's is too old) shrinks the wasm, and the glue's functions for imports
+// it removed are dropped; the wasm is inlined as hex, which the shell decodes with the engine's own
+// `Uint8Array.fromHex` on first use (a loop where that is missing). Rollup splits the entries from the
+// shell (every room of src/web/ goes in core.js but those only one entry imports), and esbuild and terser
+// minify each file. Every edit of wasm-bindgen's output is checked: a wasm-bindgen that writes something
+// else fails the build with a message naming the step (tests/node/glue.test.mjs holds each step to a fixture).
 //
 // It also builds pkg-demo/: the crate with the `demo` feature (the storm simulator in wasm), which only the
 // demo pages load.
@@ -107,12 +110,39 @@ function buildCheck() {
   }
 }
 
+/** What every entry of the package exports from the JavaScript half's top room. */
+const API = 'ManagedEventSource, createManagedStream, prepare';
+
 /**
- * One module: the crate built with `features`, its wasm inlined, bundled into `pkg/<name>.js` (ES module)
- * and `pkg/<name>.cjs`, exporting what `entry` (given the glue and snippet paths) exports.
+ * The entries: each a few lines over the one shell (core.js), naming what it adds. The fetch entry
+ * registers its transport into the shell's table of transports (api.js's `addTransport`), which every
+ * entry's class then has: a page that imports it anywhere has one ManagedEventSource that takes both.
  */
-async function buildModule({ name, features, entry, keep = [] }) {
-  const work = join(workRoot, name);
+const ENTRIES = {
+  index: () => `export { ${API} } from './core.js';\n`,
+  fetch: (s) => `import { addTransport } from '${s}/api.js';
+import { awaitingEventSource, fetchTransport } from '${s}/fetch.js';
+export { ${API} } from './core.js';
+addTransport('fetch', fetchTransport);
+addTransport('eventsource', awaitingEventSource);
+`,
+  websocket: (s) => `export { ${API} } from './core.js';
+export { ManagedWebSocket } from '${s}/socket.js';
+`,
+};
+
+/** The rooms only one entry imports, which go in that entry's file rather than in the shell's. */
+const ENTRY_ROOMS = { 'fetch.js': 'fetch', 'parse.js': 'fetch', 'socket.js': 'websocket' };
+
+/**
+ * The shell: the crate built once, with every transport (`small,fetch,websocket`), its wasm inlined in
+ * pkg/core.js (ES module) and pkg/core.cjs, which every entry imports, so that a page that imports any mix
+ * of entries and bindings compiles one module and runs one copy of the JavaScript half. Rollup splits the
+ * entries from the shell; esbuild and then terser minify each file.
+ */
+async function buildShell() {
+  const work = join(workRoot, 'shell');
+  const features = 'small,fetch,websocket';
   say(`cargo build --release --target wasm32-unknown-unknown --features ${features}`);
   run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--features', features]);
   rmSync(work, { recursive: true, force: true });
@@ -121,7 +151,7 @@ async function buildModule({ name, features, entry, keep = [] }) {
 
   const wasmPath = join(work, 'managed_eventsource_bg.wasm');
   const gluePath = join(work, 'managed_eventsource.js');
-  const named = minifyNames(readFileSync(wasmPath), diet(readFileSync(gluePath, 'utf8'), keep));
+  const named = minifyNames(readFileSync(wasmPath), diet(readFileSync(gluePath, 'utf8')));
   writeFileSync(wasmPath, named.wasm);
   writeFileSync(gluePath, named.glue);
   say(`shortened the wasm's import and export names: ${named.saved} bytes of wasm`);
@@ -140,63 +170,80 @@ async function buildModule({ name, features, entry, keep = [] }) {
   // decodes either natively.
   writeFileSync(join(work, 'wasm.js'), `// The wasm module, hex-encoded (scripts/build.mjs).\nexport const data = '${wasm.toString('hex')}';\n`);
   writeFileSync(join(work, 'check.js'), `// The option check's module, hex-encoded (scripts/build.mjs).\nexport const check = '${readFileSync(checkPath).toString('hex')}';\n`);
-  say(`${name}: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), inlined as ${wasm.length * 2} characters of hex (gzip ${gz(Buffer.from(wasm.toString('hex')))})`);
+  say(`shell: wasm ${wasm.length} bytes (gzip ${gz(wasm)}), inlined as ${wasm.length * 2} characters of hex (gzip ${gz(Buffer.from(wasm.toString('hex')))})`);
 
-  // The entry: the glue and the modules' bytes given to the loader (src/web/loader.js), and the flavour's
-  // exports. The hex goes last, the shell's and then the option check's (wasm.js and check.js hold the same,
-  // for npm run size): after the JavaScript, gzip's blocks mix the two alphabets less, which saves a page
-  // 0.3 kB. The loader reads them only once a client needs the module, after the whole bundle has run.
+  // The shell: the glue and the modules' bytes given to the loader (src/web/loader.js), and the API. The hex
+  // goes last, the shell's and then the option check's (wasm.js and check.js hold the same, for npm run
+  // size): after the JavaScript, gzip's blocks mix the two alphabets less, which saves a page 0.3 kB. The
+  // loader reads them only once a client needs the module, after every entry has run.
   const snippets = `./snippets/${readdirSync(join(work, 'snippets'))[0]}/src/web`;
   writeFileSync(
-    join(work, 'entry.js'),
+    join(work, 'core.js'),
     `import * as glue from './managed_eventsource.js';
 import { install } from '${snippets}/loader.js';
-${entry(snippets)}
+export { ${API} } from '${snippets}/api.js';
 install(glue, () => ({ shell, check }));
 var shell = '${wasm.toString('hex')}';
 var check = '${readFileSync(checkPath).toString('hex')}';
 `,
   );
-  await bundle(join(work, 'entry.js'), join(pkg, `${name}.js`), 'esm');
-  await bundle(join(work, 'entry.js'), join(pkg, `${name}.cjs`), 'cjs');
+  for (const [name, source] of Object.entries(ENTRIES)) writeFileSync(join(work, `${name}.js`), source(snippets));
+  const { rollup } = await import('rollup');
+  const split = await rollup({
+    input: Object.fromEntries(Object.keys(ENTRIES).map((name) => [name, join(work, `${name}.js`)])),
+    onwarn: (w) => {
+      console.error(`[build] failed: rollup: ${w.message}`);
+      process.exit(1);
+    },
+  });
+  const entryFiles = new Set(Object.keys(ENTRIES).map((n) => join(work, `${n}.js`)));
+  // Every room but an entry's own goes in the shell, whichever entries import it.
+  const manualChunks = (id) => (id.startsWith(work) && !entryFiles.has(id) && !ENTRY_ROOMS[id.split('/').at(-1)] ? 'core' : undefined);
+  for (const [format, ext] of [['es', 'js'], ['cjs', 'cjs']]) {
+    const { output } = await split.generate({ format, entryFileNames: `[name].${ext}`, chunkFileNames: `[name].${ext}`, manualChunks });
+    const names = output.map((o) => o.fileName).sort();
+    const want = [...Object.keys(ENTRIES), 'core'].map((n) => `${n}.${ext}`).sort();
+    if (names.join() !== want.join()) {
+      console.error(`[build] failed: rollup wrote ${names.join(', ')}, not ${want.join(', ')}`);
+      process.exit(1);
+    }
+    for (const chunk of output) await minifyFile(join(pkg, chunk.fileName), chunk.code, format === 'es' ? 'esm' : 'cjs');
+  }
+  await split.close();
   return work;
 }
 
-/** The library: the main module (EventSource), the websocket module (both), and the classic script. */
+/**
+ * esbuild minifies `code` (one file of the split build, its imports kept), terser compresses the result
+ * again (three passes, none of its unsafe transforms), which takes about 0.3 kB more off a page's gzip, and
+ * the file goes to `out`.
+ */
+async function minifyFile(out, code, format) {
+  const { transform } = await import('esbuild');
+  const min = await transform(code, { minify: true, target: 'es2022', format, legalComments: 'none', logLevel: 'warning' });
+  const { code: small } = await minify(min.code, { ecma: 2020, module: format === 'esm', compress: { passes: 3 } });
+  // V8's explicit compile hint (Chrome 136): compile every function of the file with the file, rather
+  // than each on its first call. A client's first construct calls most of them, and compiling them one at
+  // a time then cost it about 4 ms in a fresh Chromium (npm run bench:startup); other engines ignore it.
+  writeFileSync(out, `//# allFunctionsCalledOnLoad\n${small}`);
+}
+
+/** The library: the shell and its entries (main, fetch, websocket), and the classic script. */
 async function buildLibrary() {
   rmSync(pkg, { recursive: true, force: true });
   mkdirSync(pkg);
   buildCheck();
-  const main = await buildModule({
-    name: 'index',
-    features: 'small',
-    entry: (s) => `export { ManagedEventSource, createManagedStream, prepare } from '${s}/api.js';`,
-  });
-  await buildModule({
-    name: 'websocket',
-    features: 'small,websocket',
-    entry: (s) => `export { ManagedEventSource, createManagedStream, prepare } from '${s}/api.js';
-export { ManagedWebSocket } from '${s}/socket.js';`,
-  });
-  await buildModule({
-    name: 'fetch',
-    features: 'small,fetch',
-    entry: (s) => `import { addTransport } from '${s}/api.js';
-import { awaitingEventSource, fetchTransport } from '${s}/fetch.js';
-export { ManagedEventSource, createManagedStream, prepare } from '${s}/api.js';
-addTransport('fetch', fetchTransport);
-addTransport('eventsource', awaitingEventSource);`,
-  });
+  const shell = await buildShell();
   writeFileSync(
-    join(main, 'global.js'),
-    `import { ManagedEventSource, createManagedStream, prepare } from './entry.js';
-export { ManagedEventSource, createManagedStream, prepare };
+    join(shell, 'global.js'),
+    `import { ${API} } from './core.js';
+export { ${API} };
 /** The API is ready at once: ready resolves at once to the same three. */
-export const ready = Promise.resolve({ ManagedEventSource, createManagedStream, prepare });
+export const ready = Promise.resolve({ ${API} });
 `,
   );
-  await bundle(join(main, 'global.js'), join(pkg, 'managed-eventsource.global.js'), 'iife', ['--global-name=managedEventSource']);
-  for (const f of ['index.js', 'index.cjs', 'websocket.js', 'websocket.cjs', 'fetch.js', 'fetch.cjs', 'managed-eventsource.global.js']) {
+  await bundle(join(shell, 'global.js'), join(pkg, 'managed-eventsource.global.js'), 'iife', ['--global-name=managedEventSource']);
+  for (const f of ['core.js', 'index.js', 'fetch.js', 'websocket.js', 'core.cjs', 'index.cjs', 'managed-eventsource.global.js']) {
     const b = readFileSync(join(pkg, f));
     say(`pkg/${f}: ${b.length} bytes, gzip ${gz(b)}`);
   }
@@ -336,10 +383,12 @@ function buildManifest() {
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
-    sideEffects: false,
+    // The fetch entry registers its transport when it runs: a bundler must run it, though what it exports
+    // is the shell's. Every other file may be dropped when nothing of it is used.
+    sideEffects: ['./fetch.js', './fetch.cjs'],
     peerDependencies: { redis: '^6.0.0', ...Object.fromEntries(BINDINGS.map(({ peer, range }) => [peer, range])) },
     peerDependenciesMeta: Object.fromEntries(['redis', ...BINDINGS.map(({ peer }) => peer)].map((p) => [p, { optional: true }])),
     engines: { node: '>=20' },

@@ -3,7 +3,7 @@
 // bundler the packaging tests run (esbuild, Vite, webpack, Rollup with terser), from the packed tarball
 // unpacked into the app's node_modules as `npm install` would. React stays outside every bundle: the figure
 // is ours alone. For each: the gzip -9 bytes of every script the built page loads, and how many wasm
-// modules the bundle carries (each entry inlines its shell's and its option check's). scripts/size.mjs
+// modules the bundle carries (the shell inlines two: its own and the option check's). scripts/size.mjs
 // prints the table beside the budgets.
 
 import { execFileSync } from 'node:child_process';

@@ -10,6 +10,16 @@ import { report } from './errors.js';
 import { deliver } from './events.js';
 
 /**
+ * What Rust calls to begin and end a connection, through the client's transport: `attach` a source Rust
+ * made (an EventSource, a WebSocket), returning the connection record; `open` an attempt the transport makes
+ * itself (a fetch); `detach` either when Rust lets it go. The shell's glue thus imports no transport's room,
+ * and a transport's JavaScript is only in the entry that adds it.
+ */
+export const attach = (record, source) => record.transport.attach(record, source);
+export const open = (record, id, last) => record.transport.open(record, id, last);
+export const detach = (connection) => connection.record.transport.detach(connection);
+
+/**
  * A connection record: what a transport keeps of one connection for the shell and the stall watchdog.
  * `source` is the EventSource, WebSocket or fetch attempt; `first` and `last` its first and last events.
  */

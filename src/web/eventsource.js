@@ -81,13 +81,15 @@ export const eventSourceTransport = {
   failed: (record) => deliver(record, 'error', record.event ?? new Event('error')),
   /** Nothing waits for an open (a socket's queue does). */
   flush() {},
+  attach: (record, es) => attach(record, es),
+  detach: (connection) => detach(connection),
 };
 
 /** What Rust calls to make an attempt's EventSource; the record is the EventSourceInit (withCredentials). */
 export const source = (record, url) => new EventSource(url, record);
 
-/** Called by Rust for every new EventSource: our listeners on it. Returns the connection record. */
-export const attach = guard(function attach(record, es) {
+/** For every new EventSource Rust makes: our listeners on it. Returns the connection record. */
+const attach = guard(function attach(record, es) {
   // sawId: whether an event of this source has carried an id; carried: the id before it (see carry).
   const connection = { ...connectionOf(record, es), listeners: [], types: new Set(), sawId: false, carried: undefined };
   const readyState = native(EventSource, 'readyState').get;
@@ -113,8 +115,8 @@ export const attach = guard(function attach(record, es) {
   return connection;
 });
 
-/** Called by Rust to let go of a source: removes every listener of ours from it, and closes it. */
-export const detach = guard(function detach(connection) {
+/** When Rust lets go of a source: removes every listener of ours from it, and closes it. */
+const detach = guard(function detach(connection) {
   const off = native(EventTarget, 'removeEventListener').value, es = connection.source;
   for (let i = 0; i < connection.listeners.length; i += 2) off.call(es, connection.listeners[i], connection.listeners[i + 1]);
   if (connection.record.connection === connection) connection.record.connection = null;

@@ -107,6 +107,8 @@ export const fetchTransport = {
   flush() {},
   /** A URL function may return a Promise: the transport's own attempt awaits it (see open). */
   awaitsUrl: true,
+  open,
+  detach: (connection) => stop(connection),
 };
 
 /** The EventSource transport of the fetch entry, whose URL function may return a Promise too: the shell's
@@ -118,7 +120,7 @@ export const awaitingEventSource = { ...eventSourceTransport, awaitsUrl: true, w
  * none); `last`: the Last-Event-ID header's (empty for none). What a URL function returns later, and
  * everything after, fails the attempt; what it throws now, Rust reports as a failed attempt.
  */
-export function open(record, id, last) {
+function open(record, id, last) {
   const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, parser: null, id: last ?? '', origin: '', step: 'url', init: null, crossHeader: false };
   const u = askUrl(record);
   const url = typeof u?.then === 'function' ? null : target(record, u, id);
@@ -327,8 +329,8 @@ class Fields extends Given {
   }
 }
 
-/** Called by Rust when it drops the connection: nothing of it acts later. */
-export const stop = guard(function stop(c) {
+/** When Rust drops the connection: nothing of it acts later. */
+const stop = guard(function stop(c) {
   c.dead = true;
   c.abort.abort();
   c.reader?.cancel().catch(() => {});

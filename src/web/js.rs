@@ -12,18 +12,30 @@ use web_sys::EventSource;
 // Numbers cross to JavaScript as `f64`, which it takes as they are: a `u32` or a `bool` argument would make
 // wasm-bindgen wrap the import in a converting function of the glue. `link` is the client's record
 // (client.js).
-#[wasm_bindgen(module = "/src/web/eventsource.js")]
-extern "C" {
-    /// Listens to a new source: the relay for ordinary events, and the open, error and retry-hint events,
-    /// which come back to the shell. The names of the hint and heartbeat events are the record's, as the
-    /// shell checked them. Returns the connection record.
-    pub(crate) fn attach(link: &JsValue, source: &EventSource) -> JsValue;
-    /// Removes every listener `attach` added, and closes the source.
-    pub(crate) fn detach(connection: &JsValue);
-}
-
+// A transport's own room is reached through connection.js, which asks the client's transport (so that the
+// glue imports none of them: each is in the entry that adds it).
 #[wasm_bindgen(module = "/src/web/connection.js")]
 extern "C" {
+    /// Listens to a new source (an `EventSource` or a `WebSocket`): for an `EventSource`, the relay for
+    /// ordinary events, and the open, error and retry-hint events, which come back to the shell (the names
+    /// of the hint and heartbeat events are the record's, as the shell checked them); for a socket, open and
+    /// close back to the shell, messages to the user. Returns the connection record.
+    pub(crate) fn attach(link: &JsValue, source: &JsValue) -> JsValue;
+    /// Removes every listener `attach` added (and closes an `EventSource`; a socket the user closed with a
+    /// code is closed with it); for a fetch, aborts it and cancels its reader.
+    pub(crate) fn detach(connection: &JsValue);
+    /// Starts a fetch attempt: the URL (carrying `resume_from` in `lastEventIdParam` unless it is
+    /// `undefined`), the headers with `Last-Event-ID: last_id` unless it is empty, the body, then `fetch`,
+    /// the status and the reader, each awaited in JavaScript (fetch.js). Returns the connection's record.
+    /// Throws what the URL function throws synchronously, or a `TypeError` for a URL that does not parse
+    /// (the first attempt's constructor rethrows it).
+    #[cfg(feature = "fetch")]
+    #[wasm_bindgen(catch)]
+    pub(crate) fn open(
+        link: &JsValue,
+        resume_from: &JsValue,
+        last_id: &JsValue,
+    ) -> Result<JsValue, JsValue>;
     /// The `lastEventId` of the connection's first (0) or last (1) event; `undefined` before any.
     #[wasm_bindgen(js_name = eventId)]
     pub(crate) fn event_id(connection: &JsValue, which: f64) -> JsValue;
@@ -126,25 +138,14 @@ impl Drop for Connection {
             Source::Events(_) => detach(&self.record),
             #[cfg(feature = "websocket")]
             Source::Socket(ws) => {
-                detach_socket(&self.record);
+                detach(&self.record);
                 let _ = ws.close();
             }
             // Aborts the fetch and cancels the reader: nothing of it acts later.
             #[cfg(feature = "fetch")]
-            Source::Fetch => super::fetch::stop(&self.record),
+            Source::Fetch => detach(&self.record),
         }
     }
-}
-
-#[cfg(feature = "websocket")]
-#[wasm_bindgen(module = "/src/web/socket.js")]
-extern "C" {
-    /// Listens to a new socket: open and close come back to the shell, messages go to the user.
-    #[wasm_bindgen(js_name = attachSocket)]
-    pub(crate) fn attach_socket(link: &JsValue, socket: &web_sys::WebSocket) -> JsValue;
-    /// Removes every listener `attachSocket` added (and closes a socket the user closed with a code).
-    #[wasm_bindgen(js_name = detachSocket)]
-    fn detach_socket(connection: &JsValue);
 }
 
 /// A pending timer (or probe) with one owner, cancelled when dropped (the shape of gloo's `Timeout`; see
@@ -227,10 +228,24 @@ extern "C" {
 }
 
 #[cfg(feature = "fetch")]
+#[wasm_bindgen(module = "/src/web/fetch.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = fetchTransport)]
+    static FETCH: JsValue;
+}
+
+#[cfg(feature = "fetch")]
 #[wasm_bindgen(module = "/src/web/parse.js")]
 extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = EventStreamParser)]
     static PARSER: JsValue;
+}
+
+#[cfg(feature = "websocket")]
+#[wasm_bindgen(module = "/src/web/socket.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = ManagedWebSocket)]
+    static SOCKET: JsValue;
 }
 
 #[wasm_bindgen(module = "/src/web/iterate.js")]

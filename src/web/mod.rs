@@ -11,8 +11,6 @@
 //! `Handle`: a number that names a slot of a table, so that a stale or made-up handle finds nothing. The
 //! numbers both halves use are [`crate::boundary`]'s.
 
-#[cfg(feature = "fetch")]
-mod fetch;
 mod handles;
 mod js;
 mod shell;

@@ -354,7 +354,7 @@ impl Shared {
             // The header carries the id this attempt resumes from whatever `lastEventIdParam` says, as an
             // EventSource's own reconnect does. The JavaScript half awaits what the user's functions return.
             let from = self.get().machine.resumed_from().clone();
-            let record = super::fetch::open(&link, &id, &from);
+            let record = js::open(&link, &id, &from);
             return self.opened(record.map(|record| (Source::Fetch, record)));
         }
         let source = js::url_of(&link, &id).and_then(|url| {
@@ -375,7 +375,7 @@ impl Shared {
         let record = match &source {
             Source::Events(es) => js::attach(link, es),
             #[cfg(feature = "websocket")]
-            Source::Socket(ws) => js::attach_socket(link, ws),
+            Source::Socket(ws) => js::attach(link, ws),
             // The fetch transport's sources are made by `open`.
             #[cfg(feature = "fetch")]
             _ => JsValue::UNDEFINED,

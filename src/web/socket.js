@@ -35,6 +35,8 @@ const socketTransport = {
     const ws = record.connection?.source;
     for (const m of record.queue.splice(0)) ws.send(m);
   },
+  attach: (record, ws) => attachSocket(record, ws),
+  detach: (connection) => detachSocket(connection),
 };
 
 function startSocket(client, url, options) {
@@ -79,8 +81,8 @@ function closeSocket(record, code, reason = '') {
   close(record);
 }
 
-/** Called by Rust for every new socket: open and close go to the shell, messages and errors to the user. */
-export const attachSocket = guard((record, ws) => {
+/** For every new socket Rust makes: open and close go to the shell, messages and errors to the user. */
+const attachSocket = guard((record, ws) => {
   const connection = { ...connectionOf(record, ws), listeners: [] };
   ws.binaryType = record.binaryType;
   const listen = (type, f) => {
@@ -104,7 +106,7 @@ export const attachSocket = guard((record, ws) => {
  * One closed by close(code, reason) on a live socket is closed with those, and is CLOSING: its close
  * event, when it comes, still reaches the user.
  */
-export const detachSocket = guard((connection) => {
+const detachSocket = guard((connection) => {
   const record = connection.record, ws = connection.source;
   if (record.connection === connection) record.connection = null;
   record.last = ws;

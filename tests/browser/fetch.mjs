@@ -251,7 +251,7 @@ test('the stall watchdog counts comment lines; silence still counts as a stall',
   es2.close();
 });
 
-test('bad input: a TypeError naming the option; the main entry refuses the fetch options', async () => {
+test('bad input: a TypeError naming the option; one class for both entries in a page, and the main entry alone refuses the fetch options', async () => {
   const u = url('never');
   const bad = [
     [{ transport: 'fetch', headers: 5 }, /option headers/],
@@ -267,11 +267,16 @@ test('bad input: a TypeError naming the option; the main entry refuses the fetch
     const e = throws(() => new ManagedEventSource(u, o));
     ok(e instanceof TypeError && re.test(e.message), `${JSON.stringify(o)}: ${e}`);
   }
+  // One shell per page: the main entry, imported beside the fetch entry, has the same class, which takes
+  // the fetch transport.
+  eq(main.ManagedEventSource, ManagedEventSource, 'one class for both entries');
+  // A page that never imports the fetch entry (here a copy of the package of its own) has no fetch transport.
+  const alone = await import('/pkg/index.js?main-alone');
   for (const k of ['headers', 'method', 'body', 'fetch']) {
-    const e = throws(() => new main.ManagedEventSource(u, { [k]: k === 'fetch' ? fetch : 'x' }));
+    const e = throws(() => new alone.ManagedEventSource(u, { [k]: k === 'fetch' ? fetch : 'x' }));
     ok(e instanceof TypeError && e.message.includes(`option ${k} needs transport 'fetch'`), String(e));
   }
-  const e = throws(() => new main.ManagedEventSource(u, { transport: 'fetch' }));
+  const e = throws(() => new alone.ManagedEventSource(u, { transport: 'fetch' }));
   ok(e instanceof TypeError && e.message.includes('managed-eventsource/fetch'), String(e));
   // A URL that does not parse throws from the constructor, as EventSource's does.
   ok(throws(() => new ManagedEventSource('http://[bad', F)) instanceof TypeError);
@@ -351,8 +356,9 @@ test('a URL function may return a Promise, on both transports of the fetch entry
   es3.close();
   await sleep(300);
   eq((await log('pwait')).attempts.length, 0, 'no request after close()');
-  // The main entry says where a Promise is awaited.
-  const e = throws(() => new main.ManagedEventSource(async () => url('never')));
+  // The main entry, in a page without the fetch entry, says where a Promise is awaited.
+  const alone = await import('/pkg/index.js?main-alone');
+  const e = throws(() => new alone.ManagedEventSource(async () => url('never')));
   ok(e instanceof TypeError && e.message.includes('managed-eventsource/fetch'), String(e));
   await plan('cms', '', 'events:2');
   const seen = [];

@@ -128,7 +128,7 @@ after(async () => {
 
 test('the tarball holds what a user needs and nothing else', () => {
   assert.deepEqual(files, [
-    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'bindings.d.cts', 'bindings.d.ts', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
+    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'bindings.d.cts', 'bindings.d.ts', 'core.cjs', 'core.js', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
     'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
@@ -151,7 +151,7 @@ test('the tarball holds what a user needs and nothing else', () => {
     const gzip = execFileSync('gzip', ['-9c', join(root, 'pkg', `${name}.js`)]).length;
     assert.ok(gzip <= 1024, `pkg/${name}.js is ${gzip} bytes gzip`);
   }
-  assert.ok(!files.some((f) => f.endsWith('.wasm')), 'the wasm is inside each flavour');
+  assert.ok(!files.some((f) => f.endsWith('.wasm')), 'the wasm is inside the shell (core.js, core.cjs) and the classic script');
 });
 
 for (const [name, build] of Object.entries(BUNDLERS)) {
@@ -214,20 +214,22 @@ test("a strict CSP: a clear error naming 'wasm-unsafe-eval', from the constructo
   await tab.close();
 });
 
-test('the framework bindings and the app share one copy of the package: Vite and esbuild bundle its wasm once', async () => {
+test('every entry and the framework bindings share one copy of the package: Vite and esbuild bundle its wasm once', async () => {
   // The start of the shell's module as the build inlined it: found once in a bundle that has one copy.
-  const hex = readFileSync(join(root, 'target', 'pkg-build', 'index', 'wasm.js'), 'utf8').match(/'([0-9a-f]{200})/)[1];
+  const hex = readFileSync(join(root, 'target', 'pkg-build', 'shell', 'wasm.js'), 'utf8').match(/'([0-9a-f]{200})/)[1];
   const copies = (file) => readFileSync(file, 'utf8').split(hex).length - 1;
   const dir = scratch('bindings');
   // The frameworks are found where a user's app has them, in node_modules above the app (the repository's).
   writeFileSync(
     join(dir, 'main.js'),
     `import { ManagedEventSource } from 'managed-eventsource';
+import { ManagedEventSource as FetchEventSource } from 'managed-eventsource/fetch';
+import { ManagedWebSocket } from 'managed-eventsource/websocket';
 import { useManagedEventSource } from 'managed-eventsource/react';
 import { useManagedEventSource as useVue } from 'managed-eventsource/vue';
 import { managedEventSource } from 'managed-eventsource/svelte';
 import { createManagedEventSource } from 'managed-eventsource/solid';
-window.app = { ManagedEventSource, useManagedEventSource, useVue, managedEventSource, createManagedEventSource };
+window.app = { ManagedEventSource, FetchEventSource, ManagedWebSocket, useManagedEventSource, useVue, managedEventSource, createManagedEventSource };
 `,
   );
   run(bin('esbuild'), ['main.js', '--bundle', '--format=esm', '--outfile=dist/esbuild.js', '--log-level=warning'], dir);
@@ -377,7 +379,7 @@ test('the largest wasm module each browser compiles synchronously on the main th
     console.log(`[figure] Firefox ${ff.version}: largest module compiled synchronously on the main thread: ${gecko}`);
     await ff.close();
   }
-  const ours = readFileSync(join(root, 'target', 'pkg-build', 'index', 'managed_eventsource_bg.wasm')).length;
+  const ours = readFileSync(join(root, 'target', 'pkg-build', 'shell', 'managed_eventsource_bg.wasm')).length;
   console.log(`[figure] the package's module: ${ours} bytes`);
   assert.ok(!chromium.startsWith('0.0'), chromium);
 });

@@ -59,7 +59,9 @@
 //   chaos                                  one of: 503, a drop, a stall killed after 200 ms, or a
 //                                          random run of 50-600 events cut mid-stream (seeded per client)
 //
-//   GET /pkg/..., /tests/browser/...      static files, so that the in-browser suites run same-origin
+//   GET /pkg/..., /tests/browser/...      static files, so that the in-browser suites run same-origin; a
+//                                          package file asked for with a query imports the shell with it
+//                                          too (a fresh copy of the package)
 //   GET /src/web/...                      the JavaScript half's sources, whose pure readers a suite tests
 //   GET /target/pkg-build/check.wasm      the option check's module, as the build left it (a suite tests it)
 //
@@ -412,6 +414,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
         figures.push({ name: url.searchParams.get('name'), value: url.searchParams.get('value') });
         return json(req, res, { ok: true });
       default:
+        if (/^\/pkg\/\w+\.js$/.test(url.pathname) && url.search) return freshCopy(res, url);
         if (/^\/(pkg|tests\/browser|src\/web|target\/bindings)\/|^\/target\/pkg-build\/check\.wasm$/.test(url.pathname)) return file(res, url.pathname);
         for (const [prefix, where] of Object.entries(statics)) {
           const { dir, headers } = typeof where === 'string' ? { dir: where } : where;
@@ -431,6 +434,20 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
       const body = await readFile(full);
       // Any origin may load them: a sandboxed iframe's page (an opaque origin) imports the package too.
       res.writeHead(200, { 'Content-Type': TYPES[extname(full)] ?? 'application/octet-stream', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*', ...headers });
+      res.end(body);
+    } catch {
+      res.writeHead(404);
+      res.end();
+    }
+  }
+
+  // A fresh copy of a package file (a suite imports /pkg/index.js?copy-1 for a module state of its own):
+  // its import of the shell carries the same query, so the copy has a shell of its own too.
+  async function freshCopy(res, url) {
+    res.shouldKeepAlive = false;
+    try {
+      const body = (await readFile(join(root, url.pathname), 'utf8')).replace(/(["'])\.\/core\.js\1/g, `$1./core.js${url.search}$1`);
+      res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-store', 'Access-Control-Allow-Origin': '*' });
       res.end(body);
     } catch {
       res.writeHead(404);
