@@ -26,7 +26,7 @@
 
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { build as esbuild } from 'esbuild';
@@ -78,12 +78,10 @@ function optimize(wasm, extra = []) {
  * transforms), which takes about 0.3 kB more off a page's gzip.
  */
 async function bundle(entry, out, format, args = []) {
-  run(bin('esbuild'), [entry, '--bundle', '--minify', '--target=es2022', '--log-level=warning', '--legal-comments=none', `--format=${format}`, `--outfile=${out}`, ...args]);
-  const { code } = await minify(readFileSync(out, 'utf8'), { ecma: 2020, module: format === 'esm', compress: { passes: 3 } });
-  // V8's explicit compile hint (Chrome 136): compile every function of the file with the file, rather
-  // than each on its first call. A client's first construct calls most of them, and compiling them one at
-  // a time then cost it about 4 ms in a fresh Chromium (npm run bench:startup); other engines ignore it.
-  writeFileSync(out, `//# allFunctionsCalledOnLoad\n${code}`);
+  run(bin('esbuild'), [entry, '--bundle', '--minify', '--target=es2022', '--log-level=warning', '--legal-comments=none', '--sourcemap=external', `--format=${format}`, `--outfile=${out}`, ...args]);
+  const map = JSON.parse(readFileSync(`${out}.map`, 'utf8'));
+  const small = await minify(readFileSync(out, 'utf8'), { ecma: 2020, module: format === 'esm', compress: { passes: 3 }, sourceMap: { asObject: true } });
+  await writeWithMap(out, small.code, [small.map, map]);
 }
 
 /** Where buildCheck leaves the option check's module, for each flavour's entry. */
@@ -200,32 +198,53 @@ var check = '${readFileSync(checkPath).toString('hex')}';
   // Every room but an entry's own goes in the shell, whichever entries import it.
   const manualChunks = (id) => (id.startsWith(work) && !entryFiles.has(id) && !ENTRY_ROOMS[id.split('/').at(-1)] ? 'core' : undefined);
   for (const [format, ext] of [['es', 'js'], ['cjs', 'cjs']]) {
-    const { output } = await split.generate({ format, entryFileNames: `[name].${ext}`, chunkFileNames: `[name].${ext}`, manualChunks });
+    const { output: files } = await split.generate({ format, entryFileNames: `[name].${ext}`, chunkFileNames: `[name].${ext}`, manualChunks, sourcemap: true });
+    const output = files.filter((o) => o.type === 'chunk');
     const names = output.map((o) => o.fileName).sort();
     const want = [...Object.keys(ENTRIES), 'core'].map((n) => `${n}.${ext}`).sort();
     if (names.join() !== want.join()) {
       console.error(`[build] failed: rollup wrote ${names.join(', ')}, not ${want.join(', ')}`);
       process.exit(1);
     }
-    for (const chunk of output) await minifyFile(join(pkg, chunk.fileName), chunk.code, format === 'es' ? 'esm' : 'cjs');
+    for (const chunk of output) await minifyFile(join(pkg, chunk.fileName), chunk.code, format === 'es' ? 'esm' : 'cjs', chunk.map);
   }
   await split.close();
   return work;
 }
 
 /**
- * esbuild minifies `code` (one file of the split build, its imports kept), terser compresses the result
- * again (three passes, none of its unsafe transforms), which takes about 0.3 kB more off a page's gzip, and
- * the file goes to `out`.
+ * esbuild minifies `code` (one file of the split build, its imports kept; `map` rollup's source map of it),
+ * terser compresses the result again (three passes, none of its unsafe transforms), which takes about
+ * 0.3 kB more off a page's gzip, and the file goes to `out`, with its source map beside it (`out`.map).
  */
-async function minifyFile(out, code, format) {
+async function minifyFile(out, code, format, map) {
   const { transform } = await import('esbuild');
-  const min = await transform(code, { minify: true, target: 'es2022', format, legalComments: 'none', logLevel: 'warning' });
-  const { code: small } = await minify(min.code, { ecma: 2020, module: format === 'esm', compress: { passes: 3 } });
+  const min = await transform(code, { minify: true, target: 'es2022', format, legalComments: 'none', logLevel: 'warning', sourcemap: 'external', sourcefile: 'rolled.js' });
+  const small = await minify(min.code, { ecma: 2020, module: format === 'esm', compress: { passes: 3 }, sourceMap: { content: min.map, asObject: true } });
+  await writeWithMap(out, small.code, [small.map, map]);
+}
+
+/**
+ * Writes `code` to `out` with the V8 compile hint on its first line, and its source map, composed from
+ * `maps` (the last step's first, each mapping the output of the step before it), to `out`.map: every source
+ * named as it stands in the repository (src/web/..., the glue as glue.js), its text inside, so that a
+ * user's stack trace and debugger name our functions and files.
+ */
+async function writeWithMap(out, code, maps) {
+  const { default: remapping } = await import('@jridgewell/remapping');
+  const map = remapping(maps, () => null);
+  map.sources = map.sources.map((s) => (s.includes('/src/web/') ? `managed-eventsource/src/web/${s.split('/src/web/')[1]}` : s.endsWith('managed_eventsource.js') ? 'managed-eventsource/glue.js' : `managed-eventsource/${s.split('/').at(-1)}`));
+  // The few lines the build writes (the shell's, with the modules' hex, and each entry's) are named, not
+  // carried: only our sources and the glue are.
+  map.sourcesContent = map.sourcesContent.map((text, i) => (/\/(src\/|glue\.js$)/.test(map.sources[i]) ? text : null));
+  map.file = basename(out);
+  // The hint's line comes first: every mapping moves down one line.
+  map.mappings = `;${map.mappings}`;
   // V8's explicit compile hint (Chrome 136): compile every function of the file with the file, rather
   // than each on its first call. A client's first construct calls most of them, and compiling them one at
   // a time then cost it about 4 ms in a fresh Chromium (npm run bench:startup); other engines ignore it.
-  writeFileSync(out, `//# allFunctionsCalledOnLoad\n${small}`);
+  writeFileSync(out, `//# allFunctionsCalledOnLoad\n${code}\n//# sourceMappingURL=${basename(out)}.map\n`);
+  writeFileSync(`${out}.map`, JSON.stringify(map));
 }
 
 /** The library: the shell and its entries (main, fetch, websocket), and the classic script. */
@@ -280,6 +299,7 @@ async function buildBindings() {
         outfile: out,
         legalComments: 'none',
         logLevel: 'warning',
+        sourcemap: 'external',
         external: [peer, `${peer}/*`],
         plugins: [
           {
@@ -295,6 +315,11 @@ async function buildBindings() {
         console.error(`[build] failed: pkg/${name} does not import ${MAIN_ENTRY[format]}`);
         process.exit(1);
       }
+      // Its source map beside it, each source named as it stands in the repository.
+      const map = JSON.parse(readFileSync(`${out}.map`, 'utf8'));
+      map.sources = map.sources.map((s) => `managed-eventsource/src/bindings/${s.split('/').at(-1)}`);
+      writeFileSync(`${out}.map`, JSON.stringify(map));
+      writeFileSync(out, `${code}\n//# sourceMappingURL=${basename(out)}.map\n`);
     }
     bindingTypes(name, esmOnly);
     const b = readFileSync(join(pkg, `${name}.js`));
@@ -383,7 +408,7 @@ function buildManifest() {
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', '*.map', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     // The fetch entry registers its transport when it runs: a bundler must run it, though what it exports
