@@ -56,11 +56,19 @@ function bytes(text) {
   return b;
 }
 
-/** A compile error, worded for the user where it is the page's Content-Security-Policy. */
+/**
+ * A compile error, worded for the user where the runtime is why: the page's Content-Security-Policy, a
+ * runtime that refuses to compile WebAssembly at run time (Cloudflare Workers' "code generation disallowed
+ * by embedder"), or one with no WebAssembly at all (React Native's Hermes).
+ */
 const explain = (e) =>
-  /content.security|CSP/i.test(String(e?.message))
-    ? new Error(PREFIX + "this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e })
-    : e;
+  typeof WebAssembly !== 'object'
+    ? new Error(PREFIX + "this runtime has no WebAssembly (React Native's Hermes has none), which managed-eventsource needs; use the platform's own EventSource or a JavaScript client there", { cause: e })
+    : /content.security|CSP/i.test(String(e?.message))
+      ? new Error(PREFIX + "this page's Content-Security-Policy does not let it compile WebAssembly; add 'wasm-unsafe-eval' to script-src", { cause: e })
+      : /code generation disallowed/i.test(String(e?.message))
+        ? new Error(PREFIX + 'this runtime refuses to compile WebAssembly at run time (as Cloudflare Workers do), which managed-eventsource does on its first client', { cause: e })
+        : e;
 
 /** Instantiates the module now, compiling it on this thread if it is not compiled yet. Throws why not. */
 export function instantiate() {
@@ -80,7 +88,8 @@ export function instantiate() {
 function compile() {
   if (state === NOT_STARTED) {
     state = COMPILING;
-    compiling = WebAssembly.compile(bytes(hex().shell)).then(
+    // In a promise's executor: a runtime with no WebAssembly rejects (explained) rather than throws.
+    compiling = new Promise((resolve) => resolve(WebAssembly.compile(bytes(hex().shell)))).then(
       (m) => {
         if (state === COMPILING) (compiled = m), (state = COMPILED);
       },
