@@ -199,11 +199,12 @@ export async function benchDispatch(engine) {
     if (url.pathname === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
     if (url.pathname === '/plan') return res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify(plan));
     if (url.pathname === '/peer/fetch-peers.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(fetchPeers());
-    if (url.pathname === '/pkg/index.js' || url.pathname === '/pkg/websocket.js' || url.pathname === '/pkg/fetch.js') {
+    // The entries and the shell they import (core.js), of this build and of the other.
+    if (/^\/pkg\/(index|websocket|fetch|core)\.js$/.test(url.pathname)) {
       return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(root, url.pathname)));
     }
-    if (other && url.pathname === '/other/index.js') {
-      return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(other, 'index.js')));
+    if (other && /^\/other\/(index|core)\.js$/.test(url.pathname)) {
+      return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(other, url.pathname.slice(7))));
     }
     if (url.pathname === '/peer/reconnecting-eventsource.js') {
       const file = join(root, 'node_modules', 'reconnecting-eventsource', 'build', 'esm', 'reconnecting-eventsource.js');

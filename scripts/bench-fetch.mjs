@@ -108,7 +108,8 @@ for (const engine of engines().filter((e) => !only || only.includes(e.name))) {
     res.shouldKeepAlive = false;
     if (req.url === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end(page);
     if (req.url === '/peer/fetch-peers.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(fetchPeers());
-    if (req.url === '/pkg/fetch.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(pkg, 'fetch.js')));
+    // The fetch entry and the shell it imports (core.js, where the build has one).
+    if (/^\/pkg\/(fetch|core)\.js$/.test(req.url)) return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(readFileSync(join(pkg, req.url.slice(5))));
     if (req.url === '/result' && req.method === 'POST') {
       let body = '';
       req.on('data', (d) => (body += d));

@@ -6,6 +6,8 @@
 //   pkg/websocket.js  the websocket entry: core.js, and ManagedWebSocket
 //   pkg/*.cjs       the same in CommonJS (core.cjs shared the same way)
 //   pkg/managed-eventsource.global.js   a classic <script src>, self-contained: defines `managedEventSource`
+//   pkg/workerd/*.js, pkg/shell.wasm    the same entries for runtimes that compile no WebAssembly at run
+//                   time (Cloudflare Workers: the `workerd` export condition), the shell's module precompiled
 //
 // Steps: cargo builds the crate for wasm32 with the `small` feature and every transport (no_std, lol_alloc,
 // a trap on panic); wasm-bindgen writes the glue; scripts/glue.mjs cuts from the glue what the package never
@@ -133,6 +135,34 @@ export { ManagedWebSocket } from '${s}/socket.js';
 const ENTRY_ROOMS = { 'fetch.js': 'fetch', 'parse.js': 'fetch', 'socket.js': 'websocket' };
 
 /**
+ * Rollup's split of the entries (work/<entry>.js) from the shell: every room but an entry's own goes in the
+ * shell's chunk, `core`, whichever entries import it. `write(format, ext, dir)` minifies each file into
+ * pkg/`dir` with its source map, and returns the chunks.
+ */
+async function splitEntries(work, options = {}) {
+  const { rollup } = await import('rollup');
+  const bundle = await rollup({
+    input: Object.fromEntries(Object.keys(ENTRIES).map((name) => [name, join(work, `${name}.js`)])),
+    onwarn: (w) => {
+      console.error(`[build] failed: rollup: ${w.message}`);
+      process.exit(1);
+    },
+    ...options,
+  });
+  const entryFiles = new Set(Object.keys(ENTRIES).map((n) => join(work, `${n}.js`)));
+  const manualChunks = (id) => (id.startsWith(work) && !entryFiles.has(id) && !ENTRY_ROOMS[id.split('/').at(-1)] ? 'core' : undefined);
+  return {
+    async write(format, ext, dir = '') {
+      const { output } = await bundle.generate({ format, entryFileNames: `[name].${ext}`, chunkFileNames: `[name].${ext}`, manualChunks, sourcemap: true });
+      const chunks = output.filter((o) => o.type === 'chunk');
+      for (const chunk of chunks) await minifyFile(join(pkg, dir, chunk.fileName), chunk.code, format === 'es' ? 'esm' : 'cjs', chunk.map);
+      return chunks;
+    },
+    close: () => bundle.close(),
+  };
+}
+
+/**
  * The shell: the crate built once, with every transport (`small,fetch,websocket`), its wasm inlined in
  * pkg/core.js (ES module) and pkg/core.cjs, which every entry imports, so that a page that imports any mix
  * of entries and bindings compiles one module and runs one copy of the JavaScript half. Rollup splits the
@@ -186,30 +216,51 @@ var check = '${readFileSync(checkPath).toString('hex')}';
 `,
   );
   for (const [name, source] of Object.entries(ENTRIES)) writeFileSync(join(work, `${name}.js`), source(snippets));
-  const { rollup } = await import('rollup');
-  const split = await rollup({
-    input: Object.fromEntries(Object.keys(ENTRIES).map((name) => [name, join(work, `${name}.js`)])),
-    onwarn: (w) => {
-      console.error(`[build] failed: rollup: ${w.message}`);
-      process.exit(1);
-    },
-  });
-  const entryFiles = new Set(Object.keys(ENTRIES).map((n) => join(work, `${n}.js`)));
-  // Every room but an entry's own goes in the shell, whichever entries import it.
-  const manualChunks = (id) => (id.startsWith(work) && !entryFiles.has(id) && !ENTRY_ROOMS[id.split('/').at(-1)] ? 'core' : undefined);
+  const split = await splitEntries(work);
   for (const [format, ext] of [['es', 'js'], ['cjs', 'cjs']]) {
-    const { output: files } = await split.generate({ format, entryFileNames: `[name].${ext}`, chunkFileNames: `[name].${ext}`, manualChunks, sourcemap: true });
-    const output = files.filter((o) => o.type === 'chunk');
+    const output = await split.write(format, ext);
     const names = output.map((o) => o.fileName).sort();
     const want = [...Object.keys(ENTRIES), 'core'].map((n) => `${n}.${ext}`).sort();
     if (names.join() !== want.join()) {
       console.error(`[build] failed: rollup wrote ${names.join(', ')}, not ${want.join(', ')}`);
       process.exit(1);
     }
-    for (const chunk of output) await minifyFile(join(pkg, chunk.fileName), chunk.code, format === 'es' ? 'esm' : 'cjs', chunk.map);
   }
   await split.close();
+  await buildWorkerd(work, snippets, wasm);
   return work;
+}
+
+/**
+ * The `workerd` build, for runtimes that compile no WebAssembly at run time (Cloudflare Workers): the same
+ * entries over a shell that imports its module compiled ahead, as a `.wasm` module (pkg/shell.wasm, which
+ * Workers and wrangler give as a WebAssembly.Module), with no hex and no option check. ES modules in
+ * pkg/workerd/, which the package's `workerd` export condition names.
+ */
+async function buildWorkerd(work, snippets, wasm) {
+  writeFileSync(join(pkg, 'shell.wasm'), wasm);
+  mkdirSync(join(pkg, 'workerd'));
+  const core = join(work, 'core-workerd.js');
+  writeFileSync(
+    core,
+    `import * as glue from './managed_eventsource.js';
+import { install } from '${snippets}/loader.js';
+import shell from '../shell.wasm';
+export { ${API} } from '${snippets}/api.js';
+install(glue, () => ({ shell: null, check: null }), shell);
+`,
+  );
+  const split = await splitEntries(work, {
+    makeAbsoluteExternalsRelative: false,
+    plugins: [
+      {
+        name: 'workerd-shell',
+        resolveId: (id, from) => (id === './core.js' && from?.startsWith(work) ? core : id === '../shell.wasm' ? { id, external: true } : null),
+      },
+    ],
+  });
+  await split.write('es', 'js', 'workerd');
+  await split.close();
 }
 
 /**
@@ -366,7 +417,10 @@ function buildManifest() {
   writeFileSync(join(pkg, 'server.d.cts'), serverTypes);
   const cargo = readFileSync(join(root, 'Cargo.toml'), 'utf8');
   const field = (name) => cargo.match(new RegExp(`^${name} = "([^"]*)"`, 'm'))?.[1];
+  // `workerd` first: Cloudflare Workers (and wrangler, which resolves it) take the build whose shell is a
+  // precompiled .wasm module; every other runtime the one whose shell compiles its inlined module.
   const main = {
+    workerd: { types: './index.d.ts', default: './workerd/index.js' },
     import: { types: './index.d.ts', default: './index.js' },
     require: { types: './index.d.cts', default: './index.cjs' },
   };
@@ -386,10 +440,12 @@ function buildManifest() {
       './node': main,
       './global': { types: './managed-eventsource.global.d.ts', default: './managed-eventsource.global.js' },
       './websocket': {
+        workerd: { types: './websocket.d.ts', default: './workerd/websocket.js' },
         import: { types: './websocket.d.ts', default: './websocket.js' },
         require: { types: './websocket.d.cts', default: './websocket.cjs' },
       },
       './fetch': {
+        workerd: { types: './fetch.d.ts', default: './workerd/fetch.js' },
         import: { types: './fetch.d.ts', default: './fetch.js' },
         require: { types: './fetch.d.cts', default: './fetch.cjs' },
       },
@@ -408,7 +464,7 @@ function buildManifest() {
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', '*.map', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', '*.map', 'workerd/*.js', 'workerd/*.map', 'shell.wasm', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     // The fetch entry registers its transport when it runs: a bundler must run it, though what it exports

