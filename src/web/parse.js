@@ -15,7 +15,7 @@
 //
 // It imports nothing and holds no policy: what it reads goes to the `sink` it is given, in stream order.
 
-const LF = 10, CR = 13, COLON = 58, SPACE = 32;
+const LF = 10, SPACE = 32;
 const DIGITS = /^[0-9]+$/;
 
 export class EventStreamParser {
@@ -23,7 +23,9 @@ export class EventStreamParser {
   /** The line read so far, and whether the last character was CR (an LF next ends no other line). */
   line = '';
   afterCr = false;
+  /** The data lines so far, joined with LF, and whether there was one (its text may be empty). */
   data = '';
+  hasData = false;
   type = '';
   idBuffer;
 
@@ -47,41 +49,48 @@ export class EventStreamParser {
       this.afterCr = false;
       if (text.charCodeAt(0) === LF) start = 1;
     }
-    for (let i = start; i < n; i++) {
-      const c = text.charCodeAt(i);
-      if (c !== LF && c !== CR) continue;
-      const line = this.line === '' ? text.slice(start, i) : this.line + text.slice(start, i);
+    // The next LF and the next CR from `start`, each found by the engine's own search (-1: none left).
+    let lf = text.indexOf('\n', start), cr = text.indexOf('\r', start);
+    while (lf >= 0 || cr >= 0) {
+      const end = cr < 0 || (lf >= 0 && lf < cr) ? lf : cr;
+      const line = this.line === '' ? text.slice(start, end) : this.line + text.slice(start, end);
       this.line = '';
-      if (c === CR) {
-        if (i + 1 === n) this.afterCr = true;
-        else if (text.charCodeAt(i + 1) === LF) i++;
+      start = end + 1;
+      if (end === cr) {
+        if (start === n) this.afterCr = true;
+        else if (lf === start) start++;
+        cr = text.indexOf('\r', start);
       }
-      start = i + 1;
+      if (lf >= 0 && lf < start) lf = text.indexOf('\n', start);
       if (this.process(line, sink) && sink.stopped()) return;
     }
     this.line += text.slice(start);
   }
 
-  /** One line of the stream. True when it dispatched an event. */
+  /** One line of the stream. True when it dispatched an event. The field name is compared where it
+   * stands (no string is made of it): the hot path is a `data` line. */
   process(line, sink) {
     if (line === '') return this.dispatch(sink);
-    if (line.charCodeAt(0) === COLON) return false;
     const colon = line.indexOf(':');
-    const field = colon < 0 ? line : line.slice(0, colon);
+    if (colon === 0) return false;
+    const end = colon < 0 ? line.length : colon;
     const value = colon < 0 ? '' : line.slice(line.charCodeAt(colon + 1) === SPACE ? colon + 2 : colon + 1);
-    if (field === 'data') this.data += value + '\n';
-    else if (field === 'event') this.type = value;
-    else if (field === 'id') {
+    if (end === 4 && line.startsWith('data')) {
+      this.data = this.hasData ? this.data + '\n' + value : value;
+      this.hasData = true;
+    } else if (end === 5 && line.startsWith('event')) this.type = value;
+    else if (end === 2 && line.startsWith('id')) {
       if (!value.includes('\0')) this.idBuffer = value;
-    } else if (field === 'retry' && DIGITS.test(value)) sink.retry(Number(value));
+    } else if (end === 5 && line.startsWith('retry') && DIGITS.test(value)) sink.retry(Number(value));
     return false;
   }
 
   dispatch(sink) {
-    const data = this.data, type = this.type;
+    const { data, type, hasData } = this;
     this.data = this.type = '';
-    if (data === '') return false;
-    sink.event(type || 'message', data.slice(0, -1), this.idBuffer);
+    this.hasData = false;
+    if (!hasData) return false;
+    sink.event(type || 'message', data, this.idBuffer);
     return true;
   }
 }
