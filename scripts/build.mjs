@@ -469,7 +469,7 @@ function buildManifest() {
     jsdelivr: './managed-eventsource.global.js',
     // The fetch entry registers its transport when it runs: a bundler must run it, though what it exports
     // is the shell's. Every other file may be dropped when nothing of it is used.
-    sideEffects: ['./fetch.js', './fetch.cjs'],
+    sideEffects: ['./fetch.js', './fetch.cjs', './workerd/fetch.js'],
     peerDependencies: { redis: '^6.0.0', ...Object.fromEntries(BINDINGS.map(({ peer, range }) => [peer, range])) },
     peerDependenciesMeta: Object.fromEntries(['redis', ...BINDINGS.map(({ peer }) => peer)].map((p) => [p, { optional: true }])),
     engines: { node: '>=20' },

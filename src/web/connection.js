@@ -6,7 +6,7 @@
 
 import { I_HINT } from './boundary.js';
 import { hintMs } from './effects.js';
-import { report } from './errors.js';
+import { guard, report } from './errors.js';
 import { deliver } from './events.js';
 
 /**
@@ -15,9 +15,9 @@ import { deliver } from './events.js';
  * itself (a fetch); `detach` either when Rust lets it go. The shell's glue thus imports no transport's room,
  * and a transport's JavaScript is only in the entry that adds it.
  */
-export const attach = (record, source) => record.transport.attach(record, source);
+export const attach = guard((record, source) => record.transport.attach(record, source));
 export const open = (record, id, last) => record.transport.open(record, id, last);
-export const detach = (connection) => connection.record.transport.detach(connection);
+export const detach = guard((connection) => connection.record.transport.detach(connection));
 
 /**
  * A connection record: what a transport keeps of one connection for the shell and the stall watchdog.

@@ -282,11 +282,12 @@ async function pump(c) {
 /** What the connection `c`'s parser reads: each event a MessageEvent for the listeners, a `retry:` field
  * Rust's to weigh; it reads no further once a listener has stopped the connection. */
 const sinkOf = (c) => ({
-  event(type, data, lastEventId) {
+  // What fails in handing an event over is reported, not taken for the network's failure.
+  event: guard((type, data, lastEventId) => {
     c.id = lastEventId;
     const e = FIELDS ? new Fields(new MessageEvent(type, { lastEventId }), data, c.origin) : new MessageEvent(type, { data, lastEventId, origin: c.origin });
     arrived(c, type, e);
-  },
+  }),
   retry: (ms) => c.record.shell.input(I_RETRY_FIELD, ms),
   stopped: () => c.dead,
 });

@@ -7,7 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -137,6 +137,34 @@ test('workerd: the build that compiles at run time says the runtime refuses it, 
   assert.match(error, /managed-eventsource: this runtime refuses to compile WebAssembly at run time \(as Cloudflare Workers do\)/);
   const log = await (await fetch(`${server.url}/log?c=workerd-inlined`)).json();
   assert.equal(log.attempts.length, 0, 'nothing connected');
+});
+
+test("a bundler that resolves the workerd condition keeps the fetch entry's registration (sideEffects names it)", async () => {
+  // webpack, production, as a Worker's build would resolve the package: the shell's .wasm import left to the
+  // runtime. Its `sideEffects` would otherwise drop workerd/fetch.js, whose exports are the shell's.
+  const app = join(work, 'webpack-app');
+  mkdirSync(join(app, 'node_modules'), { recursive: true });
+  symlinkSync(join(root, 'pkg'), join(app, 'node_modules', 'managed-eventsource'));
+  writeFileSync(join(app, 'worker.js'), "import { ManagedEventSource } from 'managed-eventsource/fetch';\nglobalThis.client = ManagedEventSource;\n");
+  const { default: webpack } = await import(join(root, 'node_modules', 'webpack', 'lib', 'index.js'));
+  await new Promise((resolve, reject) =>
+    webpack(
+      {
+        mode: 'production',
+        context: app,
+        entry: './worker.js',
+        experiments: { outputModule: true },
+        output: { path: join(app, 'dist'), module: true, library: { type: 'module' } },
+        externals: { '../shell.wasm': 'module ../shell.wasm' },
+        externalsType: 'module',
+        resolve: { conditionNames: ['workerd', 'worker', 'import', 'module', 'default'] },
+      },
+      (err, stats) => (err || stats.hasErrors() ? reject(err ?? new Error(stats.toString('errors-only'))) : resolve()),
+    ),
+  );
+  const bundle = readFileSync(join(app, 'dist', 'main.mjs'), 'utf8');
+  assert.match(bundle, /\.\.\/shell\.wasm/, 'the workerd build was resolved');
+  assert.match(bundle, /option fetch must be a function/, 'the fetch transport is in the bundle');
 });
 
 test('the package names the workerd build in its exports, and ships its files', () => {
