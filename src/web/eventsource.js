@@ -7,14 +7,16 @@
 //
 // Every transport (this one, fetch.js's, socket.js's) gives client.js the same members: `kind` (the shell's
 // transport number), `configure(record, options)`, `resolve(url)`, `relay(connection, type)`, `failed(record)`,
-// `flush(record)` and `stallAdvice` (what the warning of recurring stalls advises); fetch.js's also
+// `flush(record)`, `stallAdvice` (what the warning of recurring stalls advises), `detach(connection)`, and
+// `attach(record, source)` for a source Rust makes or `open(record, id, last)` for an attempt the transport
+// makes itself (Rust reaches these through connection.js, which guards attach and detach); fetch.js's also
 // `awaitsUrl` (a URL function may return a Promise), and its EventSource transport `waitForUrl` (the shell's
 // attempt waits for that Promise).
 
 import { I_OPENED, I_FAILED, I_UNUSABLE } from './boundary.js';
 import { arrived, connectionOf, inputWith } from './connection.js';
 import { neverOpens } from './effects.js';
-import { guard, PREFIX } from './errors.js';
+import { PREFIX } from './errors.js';
 import { deliver, slot } from './events.js';
 
 /**
@@ -81,15 +83,15 @@ export const eventSourceTransport = {
   failed: (record) => deliver(record, 'error', record.event ?? new Event('error')),
   /** Nothing waits for an open (a socket's queue does). */
   flush() {},
-  attach: (record, es) => attach(record, es),
-  detach: (connection) => detach(connection),
+  attach,
+  detach,
 };
 
 /** What Rust calls to make an attempt's EventSource; the record is the EventSourceInit (withCredentials). */
 export const source = (record, url) => new EventSource(url, record);
 
 /** For every new EventSource Rust makes: our listeners on it. Returns the connection record. */
-const attach = guard(function attach(record, es) {
+function attach(record, es) {
   // sawId: whether an event of this source has carried an id; carried: the id before it (see carry).
   const connection = { ...connectionOf(record, es), listeners: [], types: new Set(), sawId: false, carried: undefined };
   const readyState = native(EventSource, 'readyState').get;
@@ -113,12 +115,12 @@ const attach = guard(function attach(record, es) {
   for (const type of record.remoteTypes) relay(connection, type);
   record.connection = connection;
   return connection;
-});
+}
 
 /** When Rust lets go of a source: removes every listener of ours from it, and closes it. */
-const detach = guard(function detach(connection) {
+function detach(connection) {
   const off = native(EventTarget, 'removeEventListener').value, es = connection.source;
   for (let i = 0; i < connection.listeners.length; i += 2) off.call(es, connection.listeners[i], connection.listeners[i + 1]);
   if (connection.record.connection === connection) connection.record.connection = null;
   native(EventSource, 'close').value.call(es);
-});
+}

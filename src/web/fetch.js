@@ -108,7 +108,7 @@ export const fetchTransport = {
   /** A URL function may return a Promise: the transport's own attempt awaits it (see open). */
   awaitsUrl: true,
   open,
-  detach: (connection) => stop(connection),
+  detach: stop,
 };
 
 /** The EventSource transport of the fetch entry, whose URL function may return a Promise too: the shell's
@@ -331,9 +331,9 @@ class Fields extends Given {
 }
 
 /** When Rust drops the connection: nothing of it acts later. */
-const stop = guard(function stop(c) {
+function stop(c) {
   c.dead = true;
   c.abort.abort();
   c.reader?.cancel().catch(() => {});
   if (c.record.connection === c) c.record.connection = null;
-});
+}

@@ -11,7 +11,7 @@ import {
 } from './boundary.js';
 import { attemptOf, begin, close, follow, readyStateOf, recordOf, reconnectNow, statusOf, CLOSED } from './client.js';
 import { connectionOf, inputWith } from './connection.js';
-import { fail, guard, PREFIX } from './errors.js';
+import { fail, PREFIX } from './errors.js';
 import { deliver, dress } from './events.js';
 import { iterate } from './iterate.js';
 import { instantiate, rust } from './loader.js';
@@ -35,8 +35,8 @@ const socketTransport = {
     const ws = record.connection?.source;
     for (const m of record.queue.splice(0)) ws.send(m);
   },
-  attach: (record, ws) => attachSocket(record, ws),
-  detach: (connection) => detachSocket(connection),
+  attach: attachSocket,
+  detach: detachSocket,
 };
 
 function startSocket(client, url, options) {
@@ -82,7 +82,7 @@ function closeSocket(record, code, reason = '') {
 }
 
 /** For every new socket Rust makes: open and close go to the shell, messages and errors to the user. */
-const attachSocket = guard((record, ws) => {
+function attachSocket(record, ws) {
   const connection = { ...connectionOf(record, ws), listeners: [] };
   ws.binaryType = record.binaryType;
   const listen = (type, f) => {
@@ -99,14 +99,14 @@ const attachSocket = guard((record, ws) => {
   record.connection = connection;
   record.currentUrl = ws.url;
   return connection;
-});
+}
 
 /**
- * Called by Rust when it lets go of a socket, which it then closes itself: our listeners stop hearing it.
+ * When Rust lets go of a socket, which it then closes itself: our listeners stop hearing it.
  * One closed by close(code, reason) on a live socket is closed with those, and is CLOSING: its close
  * event, when it comes, still reaches the user.
  */
-const detachSocket = guard((connection) => {
+function detachSocket(connection) {
   const record = connection.record, ws = connection.source;
   if (record.connection === connection) record.connection = null;
   record.last = ws;
@@ -124,7 +124,7 @@ const detachSocket = guard((connection) => {
   };
   ws.addEventListener('error', end, { once: true });
   ws.addEventListener('close', end, { once: true });
-});
+}
 
 /** A close code as WebSocket's close() converts it (WebIDL's [Clamp] unsigned short): a number (what
  * ToNumber throws for, a Symbol, is thrown), NaN as 0, clamped to 0..65535, rounded to the nearest whole
