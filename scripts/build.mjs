@@ -1,6 +1,7 @@
 // Builds the npm package into pkg/: one shell per page, whatever mix of entries a page imports.
 //
-//   pkg/core.js     the shell (ES module): the wasm inside, the JavaScript half, every transport's Rust half
+//   pkg/core.js     the shell (ES module): the wasm inside (the ladder, the machine, the options' rules,
+//                   which every transport shares), the JavaScript half
 //   pkg/index.js    the main entry (EventSource): a line over core.js
 //   pkg/fetch.js    the fetch entry: core.js, and the fetch transport's JavaScript (registered when it runs)
 //   pkg/websocket.js  the websocket entry: core.js, and ManagedWebSocket
@@ -9,7 +10,7 @@
 //   pkg/workerd/*.js, pkg/shell.wasm    the same entries for runtimes that compile no WebAssembly at run
 //                   time (Cloudflare Workers: the `workerd` export condition), the shell's module precompiled
 //
-// Steps: cargo builds the crate for wasm32 with the `small` feature and every transport (no_std, lol_alloc,
+// Steps: cargo builds the crate for wasm32 with the `small` and `fetch` features (no_std, lol_alloc,
 // a trap on panic); wasm-bindgen writes the glue; scripts/glue.mjs cuts from the glue what the package never
 // calls, and scripts/wasm-names.mjs shortens the import and export names in the wasm and the glue together;
 // wasm-opt -Oz (the npm binaryen: Debian's is too old) shrinks the wasm, and the glue's functions for imports
@@ -163,14 +164,14 @@ async function splitEntries(work, options = {}) {
 }
 
 /**
- * The shell: the crate built once, with every transport (`small,fetch,websocket`), its wasm inlined in
+ * The shell: the crate built once, with the fetch transport's inputs (`small,fetch`), its wasm inlined in
  * pkg/core.js (ES module) and pkg/core.cjs, which every entry imports, so that a page that imports any mix
  * of entries and bindings compiles one module and runs one copy of the JavaScript half. Rollup splits the
  * entries from the shell; esbuild and then terser minify each file.
  */
 async function buildShell() {
   const work = join(workRoot, 'shell');
-  const features = 'small,fetch,websocket';
+  const features = 'small,fetch';
   say(`cargo build --release --target wasm32-unknown-unknown --features ${features}`);
   run('cargo', ['build', '--release', '--target', 'wasm32-unknown-unknown', '--lib', '--features', features]);
   rmSync(work, { recursive: true, force: true });

@@ -120,10 +120,9 @@ if (ready) {
   await step('cargo fmt --check', cargo('fmt', '--check'));
   await step('cargo clippy (host) -D warnings', cargo('clippy', '--all-targets', '--', '-D', 'warnings'));
   await step('cargo clippy (wasm32) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--', '-D', 'warnings'));
-  await step('cargo clippy (wasm32, websocket) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'websocket', '--', '-D', 'warnings'));
   await step('cargo clippy (wasm32, fetch) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'fetch', '--', '-D', 'warnings'));
   await step('cargo clippy (wasm32, the option check) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--lib', '--features', 'small,check', '--', '-D', 'warnings'));
-  await step('cargo clippy (wasm32, all features) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'websocket,fetch,demo,stream', '--', '-D', 'warnings'));
+  await step('cargo clippy (wasm32, all features) -D warnings', cargo('clippy', '--target', 'wasm32-unknown-unknown', '--all-targets', '--features', 'fetch,demo,stream', '--', '-D', 'warnings'));
   await step('native tests: cargo test', cargo('test'));
   for (const browser of ['chrome', 'firefox']) {
     await step(`browser tests in ${browser}: wasm-pack test --headless --${browser}`, () => browserTests(browser));

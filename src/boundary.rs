@@ -80,11 +80,9 @@ codes! {
         RetryField = "RETRY_FIELD",
         /// The attempt's URL can never be fetched (see [`crate::machine::Input::Unusable`]).
         Unusable = "UNUSABLE",
-        /// A socket closed: `a` its code, `b` 1 when it closed with a handshake.
-        SocketClosed = "SOCKET_CLOSED",
-        /// A socket's `send` while disconnected, with `a` messages queued already: may one more wait? The
-        /// answer is an [`Enqueue`].
-        Enqueue = "ENQUEUE",
+        /// The server ended the stream on purpose (a socket closed cleanly with a code its
+        /// `reconnectOnCleanClose` does not list; socket.js decides): no reconnect until `reconnectNow()`.
+        Ended = "ENDED",
         /// Question: the status's index in [`STATUSES`].
         Status = "STATUS",
         /// Question: `readyState` as `EventSource` has it (0, 1 or 2).
@@ -120,22 +118,8 @@ codes! {
         IdDropped = "ID_DROPPED",
         /// The server answered `a` (401 or 403).
         Unauthorized = "UNAUTHORIZED",
-        /// A socket opened: send what waited for it.
-        Flush = "FLUSH",
         /// The stall watchdog ended `a` connections in a row that had delivered events (told once).
         StallsRecur = "STALLS_RECUR",
-    }
-}
-
-codes! {
-    /// The answer to [`Code::Enqueue`].
-    pub enum Enqueue, "Q_" {
-        /// The message may wait for the next open.
-        Room = "ROOM",
-        /// The `queue` option is `'none'`.
-        NotQueuing = "NOT_QUEUING",
-        /// The queue is full.
-        Full = "FULL",
     }
 }
 
@@ -163,9 +147,6 @@ pub enum Kind {
     Choice(&'static [Value]),
     /// `probe`: a boolean, or a URL that goes to [`Slot::ProbeUrl`].
     Probe,
-    /// A socket's `queue`: `'none'`, `'all'` or `{ max }` (index 0, 1 or 2, with `max` in
-    /// [`Slot::QueueMax`]).
-    Queue,
 }
 
 /// A value an option of [`Kind::Choice`] may take.
@@ -258,8 +239,6 @@ options! {
     ConnectTimeoutMs = ("connectTimeoutMs", Kind::Number, "0", class::BOTH),
     /// `pauseWhenHiddenMs`.
     PauseWhenHiddenMs = ("pauseWhenHiddenMs", Kind::Number, "0", class::BOTH),
-    /// A socket's `queue`.
-    Queue = ("queue", Kind::Queue, "'none'", class::SOCKET),
     /// `lastEventIdParam`.
     LastEventIdParam = ("lastEventIdParam", Kind::Text, "none", class::STREAM),
     /// `retryHintEvent`.
@@ -274,20 +253,13 @@ codes! {
     pub enum Slot, "V_" {
         /// `probe: 'url'`: the URL.
         ProbeUrl = "PROBE_URL",
-        /// A socket's `queue: { max }`: `max`.
-        QueueMax = "QUEUE_MAX",
-        /// A socket's `reconnectOnCleanClose`: the codes (an array of numbers), or `undefined`.
-        Codes = "CODES",
-        /// How many codes there are.
-        CodeCount = "CODE_COUNT",
         /// Bit `i` set for each option at position `i` that was given.
         Given = "GIVEN",
         /// The id to resume from (sharing across tabs), or `undefined`.
         ResumeFrom = "RESUME_FROM",
-        /// What connects: 0 an `EventSource`, 1 a `WebSocket`.
+        /// What connects: 0 an `EventSource` the shell makes; 1 a `WebSocket` and 2 a fetch, which the
+        /// JavaScript transport makes itself (connection.js's `open`).
         Transport = "TRANSPORT",
-        /// A socket's subprotocols, as `WebSocket` takes them.
-        Protocols = "PROTOCOLS",
     }
 }
 
@@ -331,8 +303,6 @@ pub fn javascript() -> alloc::string::String {
     );
     s += "\n// What the shell tells notify(link, note, a, b).\n";
     s += &consts(Note::JS, 0);
-    s += "\n// The answer to I_ENQUEUE.\n";
-    s += &consts(Enqueue::JS, 0);
     s += "\n// The statuses, by index.\n";
     let names: Vec<String> = STATUSES
         .iter()
@@ -343,7 +313,7 @@ pub fn javascript() -> alloc::string::String {
         s += &format!("export const S_{} = {i};\n", st.as_str().to_uppercase());
     }
     s += "\n// The options the shell reads, at their positions: name, what the JavaScript half checks (a type,\n";
-    s += "// the values it may take, or 'probe' or 'queue'), and the classes that have it (1 stream, 2 socket).\n";
+    s += "// the values it may take, or 'probe'), and the classes that have it (1 stream, 2 socket).\n";
     s += "export const OPTIONS = [\n";
     for o in OPTIONS {
         let kind = match o.kind {
@@ -355,7 +325,6 @@ pub fn javascript() -> alloc::string::String {
                 values.iter().map(value).collect::<Vec<_>>().join(", ")
             ),
             Kind::Probe => String::from("'probe'"),
-            Kind::Queue => String::from("'queue'"),
         };
         s += &format!("  ['{}', {kind}, {}],\n", o.name, o.classes);
     }
@@ -441,7 +410,7 @@ pub trait Values {
 }
 
 /// The options `v` describes, every one not given at its default (a socket's `connectTimeoutMs` is
-/// [`crate::socket::DEFAULT_CONNECT_TIMEOUT_MS`]). Unchecked: [`Options::validate`] checks them. The shell
+/// [`crate::options::SOCKET_CONNECT_TIMEOUT_MS`]). Unchecked: [`Options::validate`] checks them. The shell
 /// and the first constructor's option check both read the user's options with this, so that they agree.
 ///
 /// [`Options::validate`]: crate::options::Options::validate
@@ -470,7 +439,7 @@ pub fn options<V: Values>(v: &V, socket: bool) -> crate::options::Options<V::Tex
         connect_timeout_ms: v.number(
             Opt::ConnectTimeoutMs,
             if socket {
-                crate::socket::DEFAULT_CONNECT_TIMEOUT_MS
+                crate::options::SOCKET_CONNECT_TIMEOUT_MS
             } else {
                 d.connect_timeout_ms
             },

@@ -77,7 +77,6 @@ pub mod machine;
 pub mod options;
 pub mod parse;
 pub mod resume;
-pub mod socket;
 pub mod storm;
 
 #[cfg(all(target_arch = "wasm32", not(feature = "check")))]

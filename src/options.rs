@@ -156,6 +156,10 @@ pub struct Options<S = &'static str> {
     pub pause_when_hidden_ms: f64,
 }
 
+/// How long a socket waits for its handshake by default (`connectTimeoutMs`): a server that accepts the
+/// connection and never answers the upgrade is otherwise waited on for as long as the browser waits.
+pub const SOCKET_CONNECT_TIMEOUT_MS: f64 = 10_000.0;
+
 impl<S> Default for Options<S> {
     fn default() -> Self {
         let ladder = LadderConfig::default();

@@ -5,8 +5,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use managed_eventsource::boundary::{
-    self, class, jitter_at, reconnect_at, Code, Enqueue, Kind, Note, Opt, Slot, Value, OPTIONS,
-    STATUSES,
+    self, class, jitter_at, reconnect_at, Code, Kind, Note, Opt, Slot, Value, OPTIONS, STATUSES,
 };
 use managed_eventsource::ladder::Strategy;
 use managed_eventsource::machine::Status;
@@ -47,9 +46,6 @@ fn codes_are_their_positions_and_questions_come_last() {
     }
     for (i, n) in Note::ALL.iter().enumerate() {
         assert_eq!(*n as usize, i);
-    }
-    for (i, e) in Enqueue::ALL.iter().enumerate() {
-        assert_eq!(*e as usize, i);
     }
     assert_eq!(Code::JS.len(), Code::ALL.len());
     assert_eq!(Note::JS.len(), Note::ALL.len());
@@ -189,7 +185,7 @@ fn options_read_from_the_values_keep_every_default_not_given() {
     let socket = boundary::options(&Laid::new(), true);
     assert_eq!(
         socket.connect_timeout_ms,
-        managed_eventsource::socket::DEFAULT_CONNECT_TIMEOUT_MS
+        managed_eventsource::options::SOCKET_CONNECT_TIMEOUT_MS
     );
     let o = boundary::options(
         &Laid::new()

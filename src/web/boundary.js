@@ -20,14 +20,13 @@ export const I_REFUSED = 14;
 export const I_URL = 15;
 export const I_RETRY_FIELD = 16;
 export const I_UNUSABLE = 17;
-export const I_SOCKET_CLOSED = 18;
-export const I_ENQUEUE = 19;
-export const I_STATUS = 20;
-export const I_READY_STATE = 21;
-export const I_ATTEMPT = 22;
-export const I_LIVE = 23;
-export const I_CLOSED = 24;
-export const I_FIRST_QUESTION = 20;
+export const I_ENDED = 18;
+export const I_STATUS = 19;
+export const I_READY_STATE = 20;
+export const I_ATTEMPT = 21;
+export const I_LIVE = 22;
+export const I_CLOSED = 23;
+export const I_FIRST_QUESTION = 19;
 
 // What the shell tells notify(link, note, a, b).
 export const N_STATUS = 0;
@@ -37,13 +36,7 @@ export const N_RETRY = 3;
 export const N_GIVE_UP = 4;
 export const N_ID_DROPPED = 5;
 export const N_UNAUTHORIZED = 6;
-export const N_FLUSH = 7;
-export const N_STALLS_RECUR = 8;
-
-// The answer to I_ENQUEUE.
-export const Q_ROOM = 0;
-export const Q_NOT_QUEUING = 1;
-export const Q_FULL = 2;
+export const N_STALLS_RECUR = 7;
 
 // The statuses, by index.
 export const STATUSES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
@@ -54,7 +47,7 @@ export const S_FAILED = 3;
 export const S_CLOSED = 4;
 
 // The options the shell reads, at their positions: name, what the JavaScript half checks (a type,
-// the values it may take, or 'probe' or 'queue'), and the classes that have it (1 stream, 2 socket).
+// the values it may take, or 'probe'), and the classes that have it (1 stream, 2 socket).
 export const OPTIONS = [
   ['withCredentials', 'boolean', 1],
   ['reconnect', ['backoff', 'browser', false, true], 1],
@@ -71,7 +64,6 @@ export const OPTIONS = [
   ['minUptimeMs', 'number', 3],
   ['connectTimeoutMs', 'number', 3],
   ['pauseWhenHiddenMs', 'number', 3],
-  ['queue', 'queue', 2],
   ['lastEventIdParam', 'string', 1],
   ['retryHintEvent', 'string', 1],
   ['heartbeatEvent', 'string', 1],
@@ -91,21 +83,16 @@ export const O_STALL_TIMEOUT_MS = 11;
 export const O_MIN_UPTIME_MS = 12;
 export const O_CONNECT_TIMEOUT_MS = 13;
 export const O_PAUSE_WHEN_HIDDEN_MS = 14;
-export const O_QUEUE = 15;
-export const O_LAST_EVENT_ID_PARAM = 16;
-export const O_RETRY_HINT_EVENT = 17;
-export const O_HEARTBEAT_EVENT = 18;
+export const O_LAST_EVENT_ID_PARAM = 15;
+export const O_RETRY_HINT_EVENT = 16;
+export const O_HEARTBEAT_EVENT = 17;
 
 // What follows the options in the values.
-export const V_PROBE_URL = 19;
-export const V_QUEUE_MAX = 20;
-export const V_CODES = 21;
-export const V_CODE_COUNT = 22;
-export const V_GIVEN = 23;
-export const V_RESUME_FROM = 24;
-export const V_TRANSPORT = 25;
-export const V_PROTOCOLS = 26;
-export const V_COUNT = 27;
+export const V_PROBE_URL = 18;
+export const V_GIVEN = 19;
+export const V_RESUME_FROM = 20;
+export const V_TRANSPORT = 21;
+export const V_COUNT = 22;
 
 // The code units of a string the option check's module keeps (src/check.rs).
 export const CHECK_UNITS = 16;

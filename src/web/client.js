@@ -21,7 +21,7 @@
 
 import {
   I_CLOSE, I_CLOSED, I_RETRY_NOW, I_STATUS, I_READY_STATE, I_ATTEMPT,
-  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_FLUSH, N_STALLS_RECUR, S_CONNECTING, S_CLOSED, STATUSES,
+  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_STALLS_RECUR, S_CONNECTING, S_CLOSED, STATUSES,
 } from './boundary.js';
 import { guard, report, PREFIX } from './errors.js';
 import { deliver, letGo } from './events.js';
@@ -267,6 +267,8 @@ export const notify = guard(function notify(record, what, a, b) {
   const { client, callbacks, handlers } = record;
   if (what === N_STATUS) tellStatus(record, a);
   else if (what === N_OPEN) {
+    // A socket sends what waited for it before anyone hears it is open.
+    record.transport.flush(record);
     deliver(record, 'open', record.event ?? new Event('open'));
     call(handlers.onOpen, { attempt: a });
   } else if (what === N_ERROR) record.transport.failed(record);
@@ -281,8 +283,7 @@ export const notify = guard(function notify(record, what, a, b) {
     call(handlers.onUnauthorized, { status: a });
   } else if (what === N_ID_DROPPED) {
     report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
-  } else if (what === N_FLUSH) record.transport.flush(record);
-  else if (what === N_STALLS_RECUR) {
+  } else if (what === N_STALLS_RECUR) {
     // Told once a client: `a` stalls in a row of connections that had delivered events.
     console.warn(`${PREFIX}stallTimeoutMs ended ${a} connections in a row that had delivered events; ${record.transport.stallAdvice}`);
   }

@@ -11,11 +11,11 @@ import { deliver } from './events.js';
 
 /**
  * What Rust calls to begin and end a connection, through the client's transport: `attach` a source Rust
- * made (an EventSource, a WebSocket), returning the connection record; `open` an attempt the transport makes
- * itself (a fetch); `detach` either when Rust lets it go. The shell's glue thus imports no transport's room,
- * and a transport's JavaScript is only in the entry that adds it. `attach` and `detach` are the one guard
- * that keeps a transport's exceptions out of wasm (reported, not thrown); `open` throws what the URL
- * function throws, which Rust catches.
+ * made (an EventSource), returning the connection record; `open` an attempt the transport makes itself (a
+ * WebSocket, a fetch); `detach` either when Rust lets it go. The shell's glue thus imports no transport's
+ * room, and a transport's JavaScript is only in the entry that adds it. `attach` and `detach` are the one
+ * guard that keeps a transport's exceptions out of wasm (reported, not thrown); `open` throws what the URL
+ * function throws, or what the transport throws for a URL it refuses, which Rust catches.
  */
 export const attach = guard((record, source) => record.transport.attach(record, source));
 export const open = (record, id, last) => record.transport.open(record, id, last);

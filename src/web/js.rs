@@ -7,7 +7,6 @@
 
 use wasm_bindgen::prelude::wasm_bindgen;
 use wasm_bindgen::JsValue;
-use web_sys::EventSource;
 
 // Numbers cross to JavaScript as `f64`, which it takes as they are: a `u32` or a `bool` argument would make
 // wasm-bindgen wrap the import in a converting function of the glue. `link` is the client's record
@@ -16,20 +15,20 @@ use web_sys::EventSource;
 // glue imports none of them: each is in the entry that adds it).
 #[wasm_bindgen(module = "/src/web/connection.js")]
 extern "C" {
-    /// Listens to a new source (an `EventSource` or a `WebSocket`): for an `EventSource`, the relay for
-    /// ordinary events, and the open, error and retry-hint events, which come back to the shell (the names
-    /// of the hint and heartbeat events are the record's, as the shell checked them); for a socket, open and
-    /// close back to the shell, messages to the user. Returns the connection record.
+    /// Listens to a new `EventSource`: the relay for ordinary events, and the open, error and retry-hint
+    /// events, which come back to the shell (the names of the hint and heartbeat events are the record's,
+    /// as the shell checked them). Returns the connection record.
     pub(crate) fn attach(link: &JsValue, source: &JsValue) -> JsValue;
-    /// Removes every listener `attach` added (and closes an `EventSource`; a socket the user closed with a
-    /// code is closed with it); for a fetch, aborts it and cancels its reader.
+    /// Removes every listener `attach` added and closes the `EventSource`; for a connection `open` made,
+    /// lets it go as its transport does (a socket closed, with the code the user closed it with; a fetch
+    /// aborted, its reader cancelled).
     pub(crate) fn detach(connection: &JsValue);
-    /// Starts a fetch attempt: the URL (carrying `resume_from` in `lastEventIdParam` unless it is
-    /// `undefined`), the headers with `Last-Event-ID: last_id` unless it is empty, the body, then `fetch`,
-    /// the status and the reader, each awaited in JavaScript (fetch.js). Returns the connection's record.
-    /// Throws what the URL function throws synchronously, or a `TypeError` for a URL that does not parse
-    /// (the first attempt's constructor rethrows it).
-    #[cfg(feature = "fetch")]
+    /// Starts an attempt the client's transport makes itself, at the URL carrying `resume_from` in
+    /// `lastEventIdParam` unless it is `undefined`: a `WebSocket` (socket.js), or a fetch (fetch.js: the
+    /// headers with `Last-Event-ID: last_id` unless it is empty, the body, then `fetch`, the status and the
+    /// reader, each awaited in JavaScript). Returns the connection's record. Throws what the URL function
+    /// throws synchronously, or a `SyntaxError` or `TypeError` for a URL the transport refuses (the first
+    /// attempt's constructor rethrows it).
     #[wasm_bindgen(catch)]
     pub(crate) fn open(
         link: &JsValue,
@@ -93,32 +92,20 @@ extern "C" {
     /// which would copy the URL into wasm memory and back): `new EventSource(url, link)`. The record is the
     /// `EventSourceInit`: its `withCredentials` is the option's. Throws a `SyntaxError` for an invalid URL.
     #[wasm_bindgen(catch)]
-    pub(crate) fn source(link: &JsValue, url: &JsValue) -> Result<EventSource, JsValue>;
-}
-
-#[cfg(feature = "websocket")]
-#[wasm_bindgen]
-extern "C" {
-    /// A `WebSocket` made from a URL that stays a JavaScript string (see [`source`]).
-    #[wasm_bindgen(extends = web_sys::WebSocket, js_name = WebSocket)]
-    pub(crate) type NewSocket;
-    /// `new WebSocket(url, protocols)`; throws a `SyntaxError` for an invalid URL or subprotocol.
-    #[wasm_bindgen(catch, constructor, js_class = "WebSocket")]
-    pub(crate) fn new(url: &JsValue, protocols: &JsValue) -> Result<NewSocket, JsValue>;
+    pub(crate) fn source(link: &JsValue, url: &JsValue) -> Result<JsValue, JsValue>;
 }
 
 /// What a connection is made of.
 pub(crate) enum Source {
-    Events(EventSource),
+    /// An `EventSource` (the record holds it).
+    Events,
     /// An attempt waiting for the Promise its URL function returned (the fetch entry only); the value is
     /// the function `fetch.js`'s `waitForUrl` returns, which `disarm` calls.
     #[cfg(feature = "fetch")]
     Waiting,
-    #[cfg(feature = "websocket")]
-    Socket(web_sys::WebSocket),
-    /// A fetch, its reader and the parser of its bytes (the record holds them).
-    #[cfg(feature = "fetch")]
-    Fetch,
+    /// What the client's transport opened itself (a socket; a fetch, its reader and its parser): the
+    /// record holds it.
+    Own,
 }
 
 /// A live source and our listeners on it: dropping it removes them and closes the source.
@@ -129,21 +116,12 @@ pub(crate) struct Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        // For a socket the user closed with `close(code, reason)`, `detachSocket` closes it with those (the
-        // JavaScript half keeps both; no string is copied into wasm), and `close()` then does nothing.
         match &self.source {
             #[cfg(feature = "fetch")]
             Source::Waiting => disarm(&self.record),
-            // `detach` closes it too.
-            Source::Events(_) => detach(&self.record),
-            #[cfg(feature = "websocket")]
-            Source::Socket(ws) => {
-                detach(&self.record);
-                let _ = ws.close();
-            }
-            // Aborts the fetch and cancels the reader: nothing of it acts later.
-            #[cfg(feature = "fetch")]
-            Source::Fetch => detach(&self.record),
+            // Closes the source too; a socket with the code the user closed it with, if any (socket.js's
+            // `detachSocket`); a fetch is aborted and its reader cancelled: nothing of it acts later.
+            Source::Events | Source::Own => detach(&self.record),
         }
     }
 }
@@ -241,7 +219,6 @@ extern "C" {
     static PARSER: JsValue;
 }
 
-#[cfg(feature = "websocket")]
 #[wasm_bindgen(module = "/src/web/socket.js")]
 extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = ManagedWebSocket)]

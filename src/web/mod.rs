@@ -1,5 +1,6 @@
 //! The browser shell (wasm32 only): the Rust half of `ManagedEventSource`, `createManagedStream` and
-//! `ManagedWebSocket`.
+//! `ManagedWebSocket` (whose socket, its close codes and its queue are socket.js's: the shell runs its
+//! ladder and machine).
 //!
 //! The public classes are a thin JavaScript layer (`src/web/api.js` and `src/web/socket.js`,
 //! wasm-bindgen snippets) over one shell per stream. JavaScript reads the user's objects and relays ordinary
@@ -37,16 +38,6 @@ fn throw(e: OptionError) -> JsValue {
 struct Values<'a> {
     values: &'a JsValue,
     given: u32,
-}
-
-impl Values<'_> {
-    fn slot(&self, slot: Slot) -> f64 {
-        self.at(slot.at())
-    }
-
-    fn item(&self, slot: Slot) -> Option<JsValue> {
-        self.text_at(slot.at())
-    }
 }
 
 impl boundary::Values for Values<'_> {
@@ -98,45 +89,6 @@ fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
     })
 }
 
-/// A socket's own options: its subprotocols, the clean-close codes that still reconnect, and its queue.
-#[cfg(feature = "websocket")]
-fn socket_of(v: &Values) -> Result<Transport, JsValue> {
-    use crate::socket::{valid_close_code, Queue, RECONNECT_CODES};
-    let queue = match v.index(boundary::Opt::Queue) {
-        1 => Queue::All,
-        2 => {
-            let max = v.slot(Slot::QueueMax);
-            if !(max >= 0.0 && max <= u32::MAX as f64 && max == (max as u32) as f64) {
-                return Err(throw(OptionError::range_error(
-                    "queue",
-                    "max must be a whole number, 0 or more",
-                )));
-            }
-            Queue::Max(max as u32)
-        }
-        _ => Queue::None,
-    };
-    let codes = match v.item(Slot::Codes) {
-        None => RECONNECT_CODES.to_vec(),
-        Some(list) => {
-            let n = v.slot(Slot::CodeCount) as u32;
-            let codes: alloc::vec::Vec<f64> = (0..n).map(|i| js::number(&list, i as f64)).collect();
-            if !codes.iter().all(|c| valid_close_code(*c)) {
-                return Err(throw(OptionError::range_error(
-                    "reconnectOnCleanClose",
-                    "must hold close codes from 1000 to 4999 (not 1004, 1005, 1006 or 1015)",
-                )));
-            }
-            codes.iter().map(|c| *c as u16).collect()
-        }
-    };
-    Ok(Transport::Socket {
-        protocols: v.item(Slot::Protocols).unwrap_or(JsValue::UNDEFINED),
-        codes,
-        queue,
-    })
-}
-
 /// Checks the options (see [`crate::boundary`] for `values`) and builds a shell for `link`, the
 /// JavaScript half's record of the client, without starting it (see [`start`]); `values[ResumeFrom]` is
 /// the id to resume from. Returns the shell's handle. Throws a `TypeError` or `RangeError` naming a bad
@@ -147,34 +99,17 @@ pub fn shell(link: JsValue, values: &JsValue) -> Result<f64, JsValue> {
         values,
         given: js::number(values, Slot::Given.at() as f64) as u32,
     };
-    let socket = v.slot(Slot::Transport) == 1.0;
-    #[cfg_attr(not(feature = "fetch"), allow(unused_mut))]
-    let mut config = read_options(&v, socket)?;
-    let transport = if socket {
-        #[cfg(feature = "websocket")]
-        {
-            socket_of(&v)?
-        }
-        #[cfg(not(feature = "websocket"))]
-        {
-            return Err(JsValue::UNDEFINED);
-        }
-    } else if v.slot(Slot::Transport) == 2.0 {
-        #[cfg(feature = "fetch")]
-        {
-            // Each response brings its status: there is nothing to probe.
-            config.probe = false;
-            Transport::Fetch
-        }
-        #[cfg(not(feature = "fetch"))]
-        {
-            return Err(JsValue::UNDEFINED);
-        }
-    } else {
+    let transport = v.at(Slot::Transport.at());
+    let mut config = read_options(&v, transport == 1.0)?;
+    let transport = if transport == 0.0 {
         Transport::Events
+    } else {
+        // A socket has no `probe` option; each fetch response brings its status: nothing to probe.
+        config.probe = false;
+        Transport::Own
     };
     let shared = Shared::new(config, transport, link);
-    if let Some(id) = v.item(Slot::ResumeFrom) {
+    if let Some(id) = v.text_at(Slot::ResumeFrom.at()) {
         shared.get_mut().machine.resume_from(id);
     }
     Ok(handles::insert(shared).into())
@@ -231,15 +166,6 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
             });
             0
         }
-        #[cfg(feature = "websocket")]
-        Code::SocketClosed => {
-            shared.socket_closed(a as u16, b == 1.0);
-            0
-        }
-        #[cfg(feature = "websocket")]
-        Code::Enqueue => shared.enqueue(a as u32) as u32,
-        #[cfg(not(feature = "websocket"))]
-        Code::Enqueue => boundary::Enqueue::NotQueuing as u32,
         _ => {
             shared.input(code, a);
             0

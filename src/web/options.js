@@ -4,9 +4,10 @@
 // check's module (src/check.rs), which a client made before the shell's module is ready runs instead.
 //
 // It may not check a value's range or hold a default: Rust (options.rs) does both, so that the rules live in
-// one place.
+// one place. (A socket's own options, its subprotocols, close codes and queue, which the shell never reads,
+// are socket.js's.)
 
-import { OPTIONS, V_PROBE_URL, V_QUEUE_MAX, V_GIVEN, V_COUNT, CHECK_UNITS } from './boundary.js';
+import { OPTIONS, V_PROBE_URL, V_GIVEN, V_COUNT, CHECK_UNITS } from './boundary.js';
 import { fail } from './errors.js';
 
 export const quote = (v) => (typeof v === 'string' ? "'" + v + "'" : String(v));
@@ -54,13 +55,6 @@ export function readOptions(options, cls, others) {
         values[V_PROBE_URL] = v;
         v = true;
       } else if (typeof v !== 'boolean') fail('option probe must be true, false or a URL');
-    } else if (type === 'queue') {
-      // 'none' | 'all' | { max }
-      if (v === 'none' || v === 'all') v = +(v === 'all');
-      else if (typeof v === 'object' && typeof v.max === 'number') {
-        values[V_QUEUE_MAX] = v.max;
-        v = 2;
-      } else fail("option queue must be 'none', 'all' or { max: number }");
     } else if (typeof type === 'string' ? typeof v !== type : !type.includes(v)) {
       const rule = typeof type === 'string' ? 'a ' + type : type.filter((v) => v !== true).map(quote).join(', ').replace(/, ([^,]*)$/, ' or $1');
       fail('option ' + k + ' must be ' + rule);

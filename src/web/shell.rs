@@ -1,7 +1,8 @@
 //! The browser shell: turns browser events into machine inputs and machine commands into browser calls.
 //!
 //! Ownership: [`Core`] owns the current [`Connection`] (the `EventSource` and the transport's listeners on
-//! it: eventsource.js, socket.js), the pending [`Timer`] and the [`Page`] listeners. Dropping a connection
+//! it, eventsource.js; or the connection a JavaScript transport opened itself, socket.js's or fetch.js's),
+//! the pending [`Timer`] and the [`Page`] listeners. Dropping a connection
 //! removes its listeners and closes its source; dropping the timer cancels it. The JavaScript half holds the
 //! shell's handle (`record.shell.handle`, client.js's `begin`; see `handles.rs`) and the shell holds the
 //! record until `close()`, so a running stream
@@ -18,32 +19,23 @@ use core::cell::RefCell;
 use wasm_bindgen::JsValue;
 
 use super::js::{self, Connection, Page, Source, Timer};
-#[cfg(feature = "websocket")]
-use crate::boundary::Enqueue;
 use crate::boundary::{status_index, Code, Note};
 use crate::ladder::{Random, SplitMix64};
 use crate::machine::{Command, Config, Input, Machine, Status};
 
 /// What a client connects with.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Transport {
-    /// An `EventSource`.
+    /// An `EventSource` the shell makes.
     Events,
-    /// `fetch` and a stream reader, whose bytes the JavaScript half parses.
-    #[cfg(feature = "fetch")]
-    Fetch,
-    /// A `WebSocket`: its subprotocols (`protocols`), the clean-close codes that still reconnect, and
-    /// what may wait for the next open (the JavaScript half holds what waits).
-    #[cfg(feature = "websocket")]
-    Socket {
-        protocols: JsValue,
-        codes: Vec<u16>,
-        queue: crate::socket::Queue,
-    },
+    /// A connection the client's JavaScript transport opens itself (connection.js's `open`): a `WebSocket`
+    /// (socket.js), or `fetch` and a stream reader (fetch.js). The shell knows nothing more of either: a
+    /// transport a page does not import costs its module nothing.
+    Own,
 }
 
 pub(crate) struct Core {
     pub machine: Machine<SplitMix64, JsValue>,
-    #[cfg_attr(not(feature = "websocket"), allow(dead_code))]
     pub transport: Transport,
     /// The JavaScript half of this client; `None` once closed.
     link: Option<JsValue>,
@@ -180,6 +172,7 @@ impl Shared {
             #[cfg(feature = "fetch")]
             Code::RetryField => Input::RetryField { ms: delay_ms(arg) },
             Code::Close => Input::Close,
+            Code::Ended => Input::Ended,
             Code::Unusable => Input::Unusable,
             Code::Watchdog => {
                 let (spent, active) = {
@@ -319,14 +312,7 @@ impl Shared {
             Command::DisarmTimer => self.set(|c| &mut c.timer, None),
             Command::Status(status) => self.notify(Note::Status, status_index(status), 0),
             Command::ReportError => self.notify(Note::Error, 0, 0),
-            Command::Connected { attempt } => {
-                // A socket sends what waited for it before anyone hears it is open.
-                #[cfg(feature = "websocket")]
-                if matches!(self.get().transport, Transport::Socket { .. }) {
-                    self.notify(Note::Flush, 0, 0);
-                }
-                self.notify(Note::Open, attempt, 0)
-            }
+            Command::Connected { attempt } => self.notify(Note::Open, attempt, 0),
             Command::RetryScheduled { attempt, delay_ms } => {
                 self.notify(Note::Retry, attempt, delay_ms)
             }
@@ -349,13 +335,13 @@ impl Shared {
         } else {
             JsValue::UNDEFINED
         };
-        #[cfg(feature = "fetch")]
-        if matches!(self.get().transport, Transport::Fetch) {
-            // The header carries the id this attempt resumes from whatever `lastEventIdParam` says, as an
-            // EventSource's own reconnect does. The JavaScript half awaits what the user's functions return.
+        if self.get().transport == Transport::Own {
+            // A fetch's header carries the id this attempt resumes from whatever `lastEventIdParam` says,
+            // as an EventSource's own reconnect does. The JavaScript half awaits what the user's functions
+            // return.
             let from = self.get().machine.resumed_from().clone();
             let record = js::open(&link, &id, &from);
-            return self.opened(record.map(|record| (Source::Fetch, record)));
+            return self.opened(record.map(|record| (Source::Own, record)));
         }
         let source = js::url_of(&link, &id).and_then(|url| {
             // Not a URL: the wait for the Promise a URL function returned (see `Code::Url`), which only
@@ -369,18 +355,12 @@ impl Shared {
         self.opened(source);
     }
 
-    /// A source for `url`, with the JavaScript half's listeners on it.
+    /// An `EventSource` for `url` (`link` carries `withCredentials`), with the JavaScript half's listeners
+    /// on it.
     fn source(&self, url: &JsValue, link: &JsValue) -> Result<(Source, JsValue), JsValue> {
-        let source = self.connect(url, link)?;
-        let record = match &source {
-            Source::Events(es) => js::attach(link, es),
-            #[cfg(feature = "websocket")]
-            Source::Socket(ws) => js::attach(link, ws),
-            // The fetch transport's sources are made by `open`.
-            #[cfg(feature = "fetch")]
-            _ => JsValue::UNDEFINED,
-        };
-        Ok((source, record))
+        let source = js::source(link, url)?;
+        let record = js::attach(link, &source);
+        Ok((Source::Events, record))
     }
 
     /// The attempt that waited for its URL has it (see `fetch.js`'s `waitForUrl`): its source, now.
@@ -428,44 +408,6 @@ impl Shared {
         let old = core.connection.replace(Connection { source, record });
         drop(core);
         drop(old);
-    }
-
-    /// A new source for `url`; `link` carries `withCredentials`.
-    fn connect(&self, url: &JsValue, link: &JsValue) -> Result<Source, JsValue> {
-        #[cfg(feature = "websocket")]
-        if let Transport::Socket { protocols, .. } = &self.get().transport {
-            return js::NewSocket::new(url, protocols).map(|ws| Source::Socket(ws.into()));
-        }
-        js::source(link, url).map(Source::Events)
-    }
-
-    /// A socket closed with `code`; `clean` when it closed with a handshake.
-    #[cfg(feature = "websocket")]
-    pub(crate) fn socket_closed(&self, code: u16, clean: bool) {
-        let close = match &self.get().transport {
-            Transport::Socket { codes, .. } => crate::socket::after_close(clean, code, codes),
-            _ => return,
-        };
-        self.feed(match close {
-            crate::socket::Close::Reconnect => Input::Failed {
-                browser_gave_up: true,
-            },
-            crate::socket::Close::Ended => Input::Ended,
-        });
-    }
-
-    /// Whether a message sent while disconnected may wait for the next open, with `waiting` already
-    /// waiting.
-    #[cfg(feature = "websocket")]
-    pub(crate) fn enqueue(&self, waiting: u32) -> Enqueue {
-        match &self.get().transport {
-            Transport::Socket { queue, .. } => match crate::socket::admit(*queue, waiting) {
-                Ok(()) => Enqueue::Room,
-                Err(crate::socket::Refused::NotQueuing) => Enqueue::NotQueuing,
-                Err(crate::socket::Refused::Full { .. }) => Enqueue::Full,
-            },
-            _ => Enqueue::NotQueuing,
-        }
     }
 
     /// How many of our connections, timers, probes and page listeners are live: 0 after `close()` (for

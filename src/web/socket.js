@@ -1,29 +1,71 @@
 // ManagedWebSocket: the same ladder, machine and shell as ManagedEventSource, over a WebSocket (seed 002),
-// with a record and a life of its own kind (client.js). It holds no policy: Rust decides which closes
-// reconnect (src/socket.rs) and whether a message sent while disconnected may wait; this file keeps the
-// messages that wait (the queue's one place), relays each received message without entering wasm, and
-// sends on an open socket straight away. It is its own transport (`socketTransport`), which needs no
-// `resolve`: its constructor starts its shell at once, and `new WebSocket` throws for a URL it refuses.
+// with a record and a life of its own kind (client.js). The shell decides when to open, wait, reconnect and
+// give up; this file holds the socket's own policy (seed 002), which the shell's module has none of, so that
+// a page without this entry pays nothing for it: which closes reconnect (`ends`), which close codes may be
+// listed, and what may wait for the next open (`send`, the queue's one place). It is its own transport
+// (`socketTransport`), which opens each attempt's socket itself (`open`, through connection.js, as the fetch
+// transport does), relays each received message without entering wasm, and sends on an open socket straight
+// away. It needs no `resolve`: its constructor starts its shell at once, and `new WebSocket` throws for a
+// URL it refuses.
 
-import {
-  I_OPENED, I_SOCKET_CLOSED, I_ENQUEUE, I_STATUS, I_CLOSED,
-  Q_NOT_QUEUING, Q_FULL, S_CLOSED, V_CODES, V_CODE_COUNT, V_PROTOCOLS, V_TRANSPORT,
-} from './boundary.js';
+import { I_OPENED, I_FAILED, I_ENDED, I_STATUS, I_CLOSED, S_CLOSED, V_TRANSPORT } from './boundary.js';
 import { attemptOf, begin, close, follow, readyStateOf, recordOf, reconnectNow, statusOf, CLOSED } from './client.js';
 import { connectionOf, inputWith } from './connection.js';
-import { fail, PREFIX } from './errors.js';
+import { urlOf } from './effects.js';
+import { error, fail, PREFIX } from './errors.js';
 import { deliver, dress } from './events.js';
 import { iterate } from './iterate.js';
 import { instantiate, rust } from './loader.js';
 import { readOptions, signalOf } from './options.js';
 
+/** The close codes after which a clean close still reconnects, by default: 1001 going away (a server
+ * shutting down or restarting), 1012 service restart, 1013 try again later. */
+export const RECONNECT_CODES = [1001, 1012, 1013];
+
+/** Whether a close with `code` (`clean` when it closed with a handshake) ends the stream: only a clean one
+ * whose code `codes` does not list. An unclean close, and 1006 (never clean, whatever a caller says),
+ * reconnects through the ladder. */
+export const ends = (clean, code, codes) => clean && code !== 1006 && !codes.includes(code);
+
+/** Whether `code` may be listed in `reconnectOnCleanClose`: one a close frame can carry (1000 to 4999, not
+ * the reserved 1004, 1005, 1006 and 1015, which are never sent). */
+export const closeCode = (code) => Number.isInteger(code) && code >= 1000 && code <= 4999 && ![1004, 1005, 1006, 1015].includes(code);
+
+/**
+ * The `queue` option as the most messages that may wait for the next open: undefined for 'none' (the
+ * default: `send` while disconnected throws), Infinity for 'all', `max` for `{ max }` (a whole number, 0 or
+ * more). Throws a TypeError or RangeError naming the option.
+ */
+export function queueMax(queue = 'none') {
+  if (queue === 'none') return undefined;
+  if (queue === 'all') return Infinity;
+  const max = queue?.max;
+  if (typeof queue !== 'object' || typeof max !== 'number') fail("option queue must be 'none', 'all' or { max: number }");
+  if (!(Number.isInteger(max) && max >= 0 && max <= 0xffffffff)) throw error(true, 'queue', 'max must be a whole number, 0 or more');
+  return max;
+}
+
 /** The transport, as client.js drives it (see eventsource.js for the members every transport has). */
 const socketTransport = {
   kind: 1,
   stallAdvice: 'raise it',
+  /** Reads the socket's own options: its subprotocols, the clean closes that reconnect, its queue. */
   configure(record, o) {
+    let protocols = o.protocols ?? [];
+    if (typeof protocols === 'string') protocols = [protocols];
+    if (!Array.isArray(protocols) || !protocols.every((p) => typeof p === 'string')) fail('option protocols must be a string or an array of strings');
+    const codes = o.reconnectOnCleanClose;
+    if (codes != null && (!Array.isArray(codes) || !codes.every((c) => typeof c === 'number'))) {
+      fail('option reconnectOnCleanClose must be an array of close codes');
+    }
+    record.queueMax = queueMax(o.queue ?? undefined);
+    if (codes != null && !codes.every(closeCode)) {
+      throw error(true, 'reconnectOnCleanClose', 'must hold close codes from 1000 to 4999 (not 1004, 1005, 1006 or 1015)');
+    }
+    record.protocols = protocols;
+    record.codes = codes ? [...codes] : RECONNECT_CODES;
+    /** What was sent while disconnected, in order, for the next open. */
     record.queue = [];
-    record.queueMax = o.queue?.max;
   },
   /** A socket relays only messages, from attachSocket on. */
   relay() {},
@@ -35,8 +77,11 @@ const socketTransport = {
     const ws = record.connection?.source;
     for (const m of record.queue.splice(0)) ws.send(m);
   },
-  attach: attachSocket,
-  detach: detachSocket,
+  open: openSocket,
+  detach(connection) {
+    detachSocket(connection);
+    connection.source.close();
+  },
 };
 
 function startSocket(client, url, options) {
@@ -45,18 +90,8 @@ function startSocket(client, url, options) {
   // As `new WebSocket(url, protocols)`: a string or a list of strings in the options' place is the
   // subprotocols.
   if (typeof options === 'string' || Array.isArray(options)) options = { protocols: options };
-  const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose', 'signal']);
+  const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose', 'queue', 'signal']);
   const signal = signalOf(o);
-  let protocols = o.protocols ?? [];
-  if (typeof protocols === 'string') protocols = [protocols];
-  if (!Array.isArray(protocols) || !protocols.every((p) => typeof p === 'string')) fail('option protocols must be a string or an array of strings');
-  const codes = o.reconnectOnCleanClose;
-  if (codes != null && (!Array.isArray(codes) || !codes.every((c) => typeof c === 'number'))) {
-    fail('option reconnectOnCleanClose must be an array of close codes');
-  }
-  values[V_PROTOCOLS] = protocols;
-  values[V_CODES] = codes ?? undefined;
-  values[V_CODE_COUNT] = codes?.length ?? 0;
   const record = recordOf(client, url, socketTransport, null);
   socketTransport.configure(record, o);
   values[V_TRANSPORT] = socketTransport.kind;
@@ -81,7 +116,16 @@ function closeSocket(record, code, reason = '') {
   close(record);
 }
 
-/** For every new socket Rust makes: open and close go to the shell, messages and errors to the user. */
+/**
+ * Each attempt's socket, when the shell asks for one (connection.js's `open`): at the URL carrying `id` in
+ * `lastEventIdParam` unless it is undefined. Throws what the URL function throws, and the SyntaxError of
+ * `new WebSocket` for a URL or subprotocol it refuses (the first attempt's constructor rethrows it).
+ */
+function openSocket(record, id) {
+  return attachSocket(record, new WebSocket(urlOf(record, id), record.protocols));
+}
+
+/** A new socket's listeners: open and close go to the shell, messages and errors to the user. */
 function attachSocket(record, ws) {
   const connection = { ...connectionOf(record, ws), listeners: [] };
   ws.binaryType = record.binaryType;
@@ -95,14 +139,14 @@ function attachSocket(record, ws) {
     deliver(record, 'message', e);
   });
   listen('error', (e) => deliver(record, 'error', e));
-  listen('close', (e) => inputWith(record, e, I_SOCKET_CLOSED, e.code, +e.wasClean));
+  listen('close', (e) => inputWith(record, e, ends(e.wasClean, e.code, record.codes) ? I_ENDED : I_FAILED, 1));
   record.connection = connection;
   record.currentUrl = ws.url;
   return connection;
 }
 
 /**
- * When Rust lets go of a socket, which it then closes itself: our listeners stop hearing it.
+ * When Rust lets go of a socket, which `detach` then closes: our listeners stop hearing it.
  * One closed by close(code, reason) on a live socket is closed with those, and is CLOSING: its close
  * event, when it comes, still reaches the user.
  */
@@ -191,11 +235,10 @@ export class ManagedWebSocket {
     const shell = record.shell;
     if (!shell || shell.input(I_CLOSED)) throw new DOMException(PREFIX + 'the socket is closed', 'InvalidStateError');
     if (shell.input(I_STATUS) === S_CLOSED) throw new DOMException(PREFIX + 'the server closed the socket; reconnectNow() reopens it', 'InvalidStateError');
-    const room = shell.input(I_ENQUEUE, record.queue.length);
-    if (room === Q_NOT_QUEUING) {
+    if (record.queueMax === undefined) {
       throw new DOMException(`${PREFIX}the socket is not open (status ${this.status}); to queue messages until it is, pass the queue option`, 'InvalidStateError');
     }
-    if (room === Q_FULL) {
+    if (record.queue.length >= record.queueMax) {
       throw new DOMException(`${PREFIX}the queue holds ${record.queueMax} messages already; this one was not sent`, 'InvalidStateError');
     }
     record.queue.push(data);
