@@ -88,7 +88,7 @@ const FETCH = `${OURS} with the fetch transport`;
 CLIENTS[FETCH] = { import: '/pkg/fetch.js', make: `(url, m) => new m.ManagedEventSource(url, { transport: 'fetch', maxAttempts: 10 })` };
 /** Ours with `share` (one connection for all tabs), alone on its page: it leads. */
 const SHARED = `${OURS} with share`;
-CLIENTS[SHARED] = { import: '/pkg/index.js', make: `(url, m) => new m.ManagedEventSource(url, { share: 'feed' + Math.random(), maxAttempts: 10 })` };
+CLIENTS[SHARED] = { import: '/pkg/share.js', make: `(url, m) => new m.ManagedEventSource(url, { share: 'feed' + Math.random(), maxAttempts: 10 })` };
 if (other) {
   CLIENTS[`${OURS} (other) with share`] = { import: '/other/index.js', make: CLIENTS[SHARED].make };
   CLIENTS[`${OURS} (other) with the fetch transport`] = { import: '/other/fetch.js', make: CLIENTS[FETCH].make };

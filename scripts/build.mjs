@@ -117,7 +117,8 @@ const API = 'ManagedEventSource, createManagedStream, prepare';
 /**
  * The entries: each a few lines over the one shell (core.js), naming what it adds. The fetch entry
  * registers its transport into the shell's table of transports (api.js's `addTransport`), which every
- * entry's class then has: a page that imports it anywhere has one ManagedEventSource that takes both.
+ * entry's class then has: a page that imports it anywhere has one ManagedEventSource that takes both. The
+ * share entry registers sharing across tabs (`addSharing`) the same way.
  */
 const ENTRIES = {
   index: () => `export { ${API} } from './core.js';\n`,
@@ -130,10 +131,15 @@ addTransport('eventsource', awaitingEventSource);
   websocket: (s) => `export { ${API} } from './core.js';
 export { ManagedWebSocket } from '${s}/socket.js';
 `,
+  share: (s) => `import { addSharing } from '${s}/api.js';
+import { sharing, startShared } from '${s}/share.js';
+export { ${API} } from './core.js';
+addSharing({ sharing, startShared });
+`,
 };
 
 /** The rooms only one entry imports, which go in that entry's file rather than in the shell's. */
-const ENTRY_ROOMS = { 'fetch.js': 'fetch', 'parse.js': 'fetch', 'socket.js': 'websocket' };
+const ENTRY_ROOMS = { 'fetch.js': 'fetch', 'parse.js': 'fetch', 'socket.js': 'websocket', 'share.js': 'share' };
 
 /**
  * Rollup's split of the entries (work/<entry>.js) from the shell: every room but an entry's own goes in the
@@ -307,14 +313,14 @@ async function buildLibrary() {
   const shell = await buildShell();
   writeFileSync(
     join(shell, 'global.js'),
-    `import { ${API} } from './core.js';
+    `import { ${API} } from './share.js';
 export { ${API} };
 /** The API is ready at once: ready resolves at once to the same three. */
 export const ready = Promise.resolve({ ${API} });
 `,
   );
   await bundle(join(shell, 'global.js'), join(pkg, 'managed-eventsource.global.js'), 'iife', ['--global-name=managedEventSource']);
-  for (const f of ['core.js', 'index.js', 'fetch.js', 'websocket.js', 'core.cjs', 'index.cjs', 'managed-eventsource.global.js']) {
+  for (const f of ['core.js', 'index.js', 'fetch.js', 'websocket.js', 'share.js', 'core.cjs', 'index.cjs', 'managed-eventsource.global.js']) {
     const b = readFileSync(join(pkg, f));
     say(`pkg/${f}: ${b.length} bytes, gzip ${gz(b)}`);
   }
@@ -406,6 +412,9 @@ function buildManifest() {
   const fetchTypes = readFileSync(join(root, 'src', 'web', 'fetch.d.ts'), 'utf8');
   writeFileSync(join(pkg, 'fetch.d.ts'), fetchTypes);
   writeFileSync(join(pkg, 'fetch.d.cts'), fetchTypes.replaceAll("'./index.js'", "'./index.cjs'"));
+  const shareTypes = readFileSync(join(root, 'src', 'web', 'share.d.ts'), 'utf8');
+  writeFileSync(join(pkg, 'share.d.ts'), shareTypes);
+  writeFileSync(join(pkg, 'share.d.cts'), shareTypes.replaceAll("'./index.js'", "'./index.cjs'"));
   for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
   // managed-eventsource/server ships readable (bundled from src/server/, not minified, no wasm), as an ES
   // module and a CommonJS copy. `redis` stays an import() inside createRedisStore, so the module loads
@@ -450,6 +459,11 @@ function buildManifest() {
         import: { types: './fetch.d.ts', default: './fetch.js' },
         require: { types: './fetch.d.cts', default: './fetch.cjs' },
       },
+      './share': {
+        workerd: { types: './share.d.ts', default: './workerd/share.js' },
+        import: { types: './share.d.ts', default: './share.js' },
+        require: { types: './share.d.cts', default: './share.cjs' },
+      },
       './server': {
         import: { types: './server.d.ts', default: './server.js' },
         require: { types: './server.d.cts', default: './server.cjs' },
@@ -465,12 +479,13 @@ function buildManifest() {
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', '*.map', 'workerd/*.js', 'workerd/*.map', 'shell.wasm', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'share.js', 'share.cjs', 'share.d.ts', 'share.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', '*.map', 'workerd/*.js', 'workerd/*.map', 'shell.wasm', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
-    // The fetch entry registers its transport when it runs: a bundler must run it, though what it exports
-    // is the shell's. Every other file may be dropped when nothing of it is used.
-    sideEffects: ['./fetch.js', './fetch.cjs', './workerd/fetch.js'],
+    // The fetch entry registers its transport when it runs, the share entry sharing across tabs: a bundler
+    // must run them, though what they export is the shell's. Every other file may be dropped when nothing
+    // of it is used.
+    sideEffects: ['./fetch.js', './fetch.cjs', './workerd/fetch.js', './share.js', './share.cjs', './workerd/share.js'],
     peerDependencies: { redis: '^6.0.0', ...Object.fromEntries(BINDINGS.map(({ peer, range }) => [peer, range])) },
     peerDependenciesMeta: Object.fromEntries(['redis', ...BINDINGS.map(({ peer }) => peer)].map((p) => [p, { optional: true }])),
     engines: { node: '>=20' },

@@ -82,6 +82,15 @@ const posted = new FetchEventSource('/chat', { transport: 'fetch', method: 'POST
 posted.addEventListener('message', (ev) => console.log(ev.data));`,
     pair: ['main', 'fetch'],
   },
+  {
+    name: 'main+share',
+    what: 'the main entry + the share entry, one client shared across tabs',
+    source: `import { ManagedEventSource } from 'managed-eventsource';
+import 'managed-eventsource/share';
+const feed = new ManagedEventSource('/sse', { share: true });
+feed.addEventListener('message', (ev) => console.log(ev.data));
+feed.onstatus = (status) => console.log(status);`,
+  },
 ];
 
 const gz = (buf) => gzipSync(buf, { level: 9 }).length;

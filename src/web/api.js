@@ -1,6 +1,6 @@
 // The public API of the stream clients: ManagedEventSource and createManagedStream. A constructor reads its
 // arguments (so that a throwing getter throws to the caller, never through wasm), makes the client's record
-// and starts it (client.js), or hands it to share.js. It holds no policy: Rust validates the options and
+// and starts it (client.js), or hands it to share.js (which the share entry adds). It holds no policy: Rust validates the options and
 // decides everything after.
 //
 // The rooms of the JavaScript half, each of which says what it holds and what it may not do; a room
@@ -26,7 +26,6 @@ import { add, dress } from './events.js';
 import { eventSourceTransport } from './eventsource.js';
 import { iterate } from './iterate.js';
 import { readOptions, signalOf } from './options.js';
-import { sharing, startShared } from './share.js';
 
 export { prepare } from './loader.js';
 
@@ -35,6 +34,13 @@ const transports = new Map([['eventsource', eventSourceTransport]]);
 
 /** Adds the transport `t` as `name` (the fetch entry, and the test build with the fetch feature). */
 export const addTransport = (name, t) => transports.set(name, t);
+
+/** Sharing across tabs, `{ sharing, startShared }` of share.js, once the share entry (or the classic script)
+ * adds it: a page that never shares pays nothing for it. */
+let tabs = null;
+
+/** Adds sharing across tabs (the share entry, and the classic script, which has everything). */
+export const addSharing = (s) => (tabs = s);
 
 /** The options of the fetch transport, which the others refuse. */
 const FETCH = ['headers', 'method', 'body', 'fetch'];
@@ -79,6 +85,8 @@ function start(client, url, options, handlers) {
     fail('option share must be true, false or a non-empty name');
   }
   if (share === true && typeof url === 'function') fail('option share needs a name (share: "feed") with a url function');
+  // Not a silent connection per tab: that would hide the mistake until the server counts them.
+  if (share && !tabs) fail("option share needs managed-eventsource/share: import it once, anywhere in the app (import 'managed-eventsource/share')");
   const record = recordOf(client, url, transport, handlers);
   record.until = until ?? null;
   // The strings as Rust checks them: the shell reads none of these back.
@@ -95,9 +103,9 @@ function start(client, url, options, handlers) {
     // Nothing opens: no URL function is called, no module compiled, no request, no timer.
     if (typeof url !== 'function') record.currentUrl = transport.resolve(url);
     abortedAtStart(record, values);
-  } else if (share && sharing()) {
+  } else if (share && tabs.sharing()) {
     if (typeof url !== 'function') record.currentUrl = transport.resolve(url);
-    startShared(record, values, share === true ? url : share);
+    tabs.startShared(record, values, share === true ? url : share);
   } else {
     askFirstUrl(record);
     // A URL function may abort the signal: then nothing opens either.

@@ -56,8 +56,10 @@ export interface Options {
    * reconnects at once, resuming. Default 0: never (the stream stays open while hidden). Ignored in a worker. */
   pauseWhenHiddenMs?: number;
   /** Share one connection among the pages of this origin that open the same URL (true) or use the same
-   * name: one holds it (`leader`) and relays every event and status to the others. Where Web Locks or
-   * BroadcastChannel are missing, each instance holds a connection of its own. Default false. */
+   * name: one holds it (`leader`) and relays every event and status to the others. Needs
+   * `import 'managed-eventsource/share'` once in the app (else the constructor throws a TypeError saying
+   * so): a page that never shares does not load it. Where Web Locks or BroadcastChannel are missing, each
+   * instance holds a connection of its own. Default false. */
   share?: boolean | string;
   /** Another way to say close(): its abort closes the client for good. One aborted already opens nothing
    * (no request, no timer); the listener on it is removed when the client closes, whoever closes it. */

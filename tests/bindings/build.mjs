@@ -53,11 +53,13 @@ const urls = {
 };
 
 /** A page that loads one suite's bundle (?suite=NAME) without running it, for the tests that mount a
- * component in an iframe (scenarios.mjs: `share` across two frames); the bundle's scenarios() calls leave
- * each mount function in `window.mounts`. */
+ * component in an iframe (scenarios.mjs: `share` across two frames, so it imports the share entry first);
+ * the bundle's scenarios() calls leave each mount function in `window.mounts`. */
 const FRAME = `<!doctype html>
 <meta charset="utf-8">
 <script type="module">
+  // As an app that shares does: the share entry imported once, beside the binding.
+  await import('/pkg/share.js');
   await import(\`/target/bindings/\${new URLSearchParams(location.search).get('suite')}.mjs\`);
   window.loaded = true;
 </script>

@@ -11,6 +11,7 @@
 // - the ladder's delays at the server, per strategy: api.mjs.
 import { ManagedEventSource } from '/pkg/index.js';
 import * as lib from './lib.mjs';
+import '/pkg/share.js'; // for the tests with `share`
 
 const { test, until, sleep, ok, eq, withWarnings, failsOnUnusableUrl } = lib;
 const plan = (c, ...a) => lib.plan(`diff-${c}`, ...a);

@@ -6,6 +6,7 @@ import * as viaFetch from '/pkg/fetch.js';
 import { ManagedWebSocket } from '/pkg/websocket.js';
 import { QueryClient, QueryObserver, experimental_streamedQuery as streamedQuery } from '/vendor/query-core.js';
 import * as lib from './lib.mjs';
+import '/pkg/share.js'; // for the tests with `share`
 
 const { test, until, sleep, ok, eq, throws } = lib;
 // Client names of this suite's own: the suites of one engine share a server.

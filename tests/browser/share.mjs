@@ -1,6 +1,8 @@
 // `share` in one page (several clients of one name stand for several tabs: each has a BroadcastChannel
 // of its own): named events reach a follower's listeners whichever client leads, on both transports.
 import { test, until, sleep, ok, eq, plan, log, url } from './lib.mjs';
+// Sharing is the share entry's: imported once, it works for every entry's class of the page.
+import '/pkg/share.js';
 
 const sharing = typeof BroadcastChannel === 'function' && typeof navigator.locks?.request === 'function';
 
@@ -77,6 +79,7 @@ function show(doc, state) {
 async function inFrame(entry, u, opts) {
   const frame = document.createElement('iframe');
   frame.srcdoc = `<script type="module">
+    import '${location.origin}/pkg/share.js';
     import { ManagedEventSource } from '${location.origin}/pkg/${entry}.js';
     window.es = new ManagedEventSource(${JSON.stringify(u)}, ${JSON.stringify(opts)});
   </script>`;
@@ -129,7 +132,7 @@ test('an event the previous leader relayed before letting go, which reaches the 
   for (const variant of ['until', 'resume']) {
     // A copy of the package of its own, whose module is compiled only when its client comes to lead
     // (slowly: the compile waits 500 ms), so that the lock reaches it well before it begins.
-    const { ManagedEventSource } = await import(`/pkg/index.js?late-${variant}`);
+    const { ManagedEventSource } = await import(`/pkg/share.js?late-${variant}`);
     const c = `share-late-${variant}`, name = `${c}-${Math.random()}`;
     await plan(c, '', 'stream');
     // The lock is held by "another tab's leader", which relays over a channel of the stream's name.
@@ -182,6 +185,7 @@ function sandboxed(entry, body) {
     const warned = [];
     const warn = console.warn;
     console.warn = (...a) => (warned.push(a.map(String).join(' ')), warn.apply(console, a));
+    await import('${location.origin}/pkg/share.js');
     const { ManagedEventSource } = await import('${location.origin}/pkg/${entry}.js');
     ${body}
   </script>`;
@@ -302,4 +306,25 @@ test("a shared stream that failed stays failed when the leader's tab goes: the n
   eq((await log(c)).open, 1, 'one connection');
   for (const x of [b, d, late]) x.close();
   ok(await until(3000, async () => (await log(c)).open === 0), 'nothing open at the server');
+});
+
+test("without the share entry, share throws a TypeError naming it (not a silent connection per tab); share: false needs nothing; importing the entry anywhere makes every entry's class share", async () => {
+  // A copy of the package of its own, into which no share entry has registered yet.
+  const copy = await import('/pkg/index.js?no-share');
+  for (const share of [true, 'feed']) {
+    let thrown;
+    try {
+      new copy.ManagedEventSource(url('share-missing'), { share });
+    } catch (e) {
+      thrown = e;
+    }
+    ok(thrown instanceof TypeError, `share: ${share} threw ${thrown}`);
+    ok(/managed-eventsource\/share/.test(thrown.message), thrown.message);
+  }
+  const alone = new copy.ManagedEventSource(url('share-missing'), { share: false });
+  alone.close();
+  await import('/pkg/share.js?no-share');
+  const shared = new copy.ManagedEventSource(url('share-missing'), { share: `share-missing-${Math.random()}` });
+  eq(shared.status, 'connecting', 'made, once the entry is imported');
+  shared.close();
 });

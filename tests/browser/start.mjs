@@ -190,7 +190,7 @@ test("close() at every moment of a shared client's start: closed, told so, nothi
   for (const delay of SWEEP) {
     const c = `share-sweep-${delay}`, name = `${c}-${Math.random()}`;
     await plan(c, '', 'stream');
-    const copy = await fresh();
+    const copy = await fresh('share');
     const es = new copy.ManagedEventSource(url(c), { share: name });
     const heard = statuses(es);
     await sleep(delay);

@@ -1,6 +1,8 @@
 // The entries as users compose them, in a page of each engine: each combination of the main, fetch and
-// websocket entries (and a binding beside them), from the packed tarball, built for production by each
-// bundler a user runs (esbuild, Vite, webpack, Rollup), opened in Chromium, Firefox and WebKit. Each page
+// websocket entries (and, beside all three, the share entry and a binding: the share entry's registration
+// must survive each bundler, or the main entry's class refuses `share`), from the packed tarball, built for
+// production by each bundler a user runs (esbuild, Vite, webpack, Rollup), opened in Chromium, Firefox and
+// WebKit. Each page
 // counts what the package compiles and instantiates (WebAssembly's compile, instantiate, Module and Instance,
 // wrapped before the app's script runs): one shell, whatever the mix; and each class it imports connects.
 import { before, after } from 'node:test';
@@ -27,7 +29,7 @@ const APPS = {
   'main-fetch': { imports: { main: 'managed-eventsource', fetch: 'managed-eventsource/fetch' } },
   'main-websocket': { imports: { main: 'managed-eventsource', websocket: 'managed-eventsource/websocket' } },
   'all-entries-and-a-binding': {
-    imports: { main: 'managed-eventsource', fetch: 'managed-eventsource/fetch', websocket: 'managed-eventsource/websocket', solid: 'managed-eventsource/solid' },
+    imports: { main: 'managed-eventsource', fetch: 'managed-eventsource/fetch', websocket: 'managed-eventsource/websocket', share: 'managed-eventsource/share', solid: 'managed-eventsource/solid' },
   },
 };
 
@@ -48,6 +50,8 @@ try {
   ${imports.websocket ? "opened('websocket', new websocket.ManagedWebSocket(base.replace('http', 'ws') + '/ws?c=' + c('websocket')));" : ''}
   ${imports.main && imports.fetch ? "app.same.push(main.ManagedEventSource === fetch.ManagedEventSource);" : ''}
   ${imports.main && imports.websocket ? "app.same.push(main.ManagedEventSource === websocket.ManagedEventSource);" : ''}
+  ${imports.share ? "opened('share', new main.ManagedEventSource(base + '/sse?c=' + c('share'), { share: c('share') }));" : ''}
+  ${imports.share ? "app.same.push(main.ManagedEventSource === share.ManagedEventSource);" : ''}
   ${imports.solid ? "app.same.push(typeof solid.createManagedEventSource === 'function');" : ''}
 } catch (e) {
   app.errors.push(String(e));

@@ -134,9 +134,9 @@ test('the tarball holds what a user needs and nothing else', () => {
     'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'bindings.d.cts', 'bindings.d.ts', 'core.cjs', 'core.js', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
-    'shell.wasm', 'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
+    'share.cjs', 'share.d.cts', 'share.d.ts', 'share.js', 'shell.wasm', 'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
     'vue.cjs', 'vue.d.cts', 'vue.d.ts', 'vue.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
-    'workerd/core.js', 'workerd/fetch.js', 'workerd/index.js', 'workerd/websocket.js',
+    'workerd/core.js', 'workerd/fetch.js', 'workerd/index.js', 'workerd/share.js', 'workerd/websocket.js',
   ]);
   const manifest = JSON.parse(readFileSync(join(root, 'pkg', 'package.json'), 'utf8'));
   assert.equal(manifest.exports['./package.json'], './package.json');
@@ -231,6 +231,7 @@ test('every entry and the framework bindings share one copy of the package: Vite
     `import { ManagedEventSource } from 'managed-eventsource';
 import { ManagedEventSource as FetchEventSource } from 'managed-eventsource/fetch';
 import { ManagedWebSocket } from 'managed-eventsource/websocket';
+import 'managed-eventsource/share';
 import { useManagedEventSource } from 'managed-eventsource/react';
 import { useManagedEventSource as useVue } from 'managed-eventsource/vue';
 import { managedEventSource } from 'managed-eventsource/svelte';

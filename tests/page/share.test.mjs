@@ -33,7 +33,8 @@ async function until(ms, cond) {
 /** What each page runs: a shared client that records ids and whether it leads. */
 const client = (c, share, streams = 'location.origin', entry = 'index', more = '') => `
   window.__c = { ids: [], statuses: [] };
-  import('/pkg/${entry}.js').then(({ ManagedEventSource }) => {
+  // The share entry makes \`share\` work for every entry's class of the page.
+  import('/pkg/share.js').then(() => import('/pkg/${entry}.js')).then(({ ManagedEventSource }) => {
     const es = new ManagedEventSource(${streams} + '/sse?c=${c}', { share: ${share}, lastEventIdParam: 'lastEventId', baseMs: 50, maxMs: 200${more} });
     es.onmessage = (e) => window.__c.ids.push(Number(e.lastEventId));
     es.onstatus = (s) => window.__c.statuses.push(s);

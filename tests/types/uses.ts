@@ -167,3 +167,10 @@ void socketLoop;
 const chat = new ManagedWebSocket('wss://example.com/graphql', ['graphql-transport-ws']);
 const single = new ManagedWebSocket('wss://example.com/chat', 'chat');
 void chat.protocol, single.protocol;
+
+// The share entry: imported for its effect, or for the same class as the main entry's.
+import 'managed-eventsource/share';
+import { ManagedEventSource as SharedSource } from 'managed-eventsource/share';
+const sharedFeed = new SharedSource('/feed', { share: 'prices' });
+const sameClass: typeof ManagedEventSource = SharedSource;
+void sharedFeed.leader, sameClass;
