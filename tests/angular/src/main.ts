@@ -9,6 +9,8 @@ import { ApplicationRef, Component, EnvironmentInjector, createComponent, create
 import { bootstrapApplication } from '@angular/platform-browser';
 import { ManagedEventSource } from 'managed-eventsource';
 import { ManagedEventSource as FetchEventSource } from 'managed-eventsource/fetch';
+// The share entry, once in the app: `share` then works for every client, as for the test below.
+import 'managed-eventsource/share';
 import { sseResource, type SseResourceOptions } from 'managed-eventsource/angular';
 
 // ---- a small runner, as tests/browser/lib.mjs ----------------------------------------------------------
