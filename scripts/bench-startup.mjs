@@ -90,7 +90,8 @@ CLIENTS[FETCH] = { import: '/pkg/fetch.js', make: `(url, m) => new m.ManagedEven
 const SHARED = `${OURS} with share`;
 CLIENTS[SHARED] = { import: '/pkg/share.js', make: `(url, m) => new m.ManagedEventSource(url, { share: 'feed' + Math.random(), maxAttempts: 10 })` };
 if (other) {
-  CLIENTS[`${OURS} (other) with share`] = { import: '/other/index.js', make: CLIENTS[SHARED].make };
+  // A build from before the share entry shares through its main entry.
+  CLIENTS[`${OURS} (other) with share`] = { import: existsSync(join(other, 'share.js')) ? '/other/share.js' : '/other/index.js', make: CLIENTS[SHARED].make };
   CLIENTS[`${OURS} (other) with the fetch transport`] = { import: '/other/fetch.js', make: CLIENTS[FETCH].make };
   CLIENTS[`${OURS} (other)`] = { import: '/other/index.js', make: CLIENTS[OURS].make };
   CLIENTS[`${OURS} (other) after prepare()`] = { import: '/other/index.js', before: 'await m.prepare?.();', make: CLIENTS[OURS].make };
@@ -206,13 +207,13 @@ function serve() {
     if (url.pathname === '/') {
       return res.writeHead(200, { 'Content-Type': 'text/html', 'Cache-Control': 'no-store' }).end(page(url.searchParams.get('client')));
     }
-    if (/^\/pkg\/(index|fetch|core)\.js$/.test(url.pathname)) {
+    if (/^\/pkg\/(index|fetch|share|core)\.js$/.test(url.pathname)) {
       return res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-store' }).end(readFileSync(join(root, 'pkg', url.pathname.slice(5))));
     }
     if (url.pathname === '/module.wasm') {
       return res.writeHead(200, { 'Content-Type': 'application/wasm', 'Cache-Control': 'no-store' }).end(readFileSync(join(root, 'target', 'pkg-build', 'shell', 'managed_eventsource_bg.wasm')));
     }
-    if (/^\/other\/(index|fetch|core)\.js$/.test(url.pathname) && other) {
+    if (/^\/other\/(index|fetch|share|core)\.js$/.test(url.pathname) && other) {
       return res.writeHead(200, { 'Content-Type': 'text/javascript', 'Cache-Control': 'no-store' }).end(readFileSync(join(other, url.pathname.slice(7))));
     }
     if (url.pathname === '/peer/reconnecting-eventsource.js') {
