@@ -80,7 +80,7 @@ const socketTransport = {
   open: openSocket,
   detach(connection) {
     detachSocket(connection);
-    connection.source.close();
+    connection.source?.close();
   },
 };
 
@@ -122,7 +122,11 @@ function closeSocket(record, code, reason = '') {
  * `new WebSocket` for a URL or subprotocol it refuses (the first attempt's constructor rethrows it).
  */
 function openSocket(record, id) {
-  return attachSocket(record, new WebSocket(urlOf(record, id), record.protocols));
+  const url = urlOf(record, id);
+  // A URL function that closed the client (close(), its signal) gets no socket: a WebSocket starts its
+  // handshake as it is made. The shell drops this empty connection with the close it has queued.
+  if (record.closeCalled) return { ...connectionOf(record, null), listeners: [] };
+  return attachSocket(record, new WebSocket(url, record.protocols));
 }
 
 /** A new socket's listeners: open and close go to the shell, messages and errors to the user. */
@@ -153,6 +157,7 @@ function attachSocket(record, ws) {
 function detachSocket(connection) {
   const record = connection.record, ws = connection.source;
   if (record.connection === connection) record.connection = null;
+  if (!ws) return; // none was made (openSocket)
   record.last = ws;
   for (const [type, f] of connection.listeners) ws.removeEventListener(type, f);
   const closing = record.closing;
@@ -231,7 +236,11 @@ export class ManagedWebSocket {
   send(data) {
     const record = this.#record;
     const ws = record.connection?.source;
-    if (ws && ws.readyState === 1) return ws.send(data);
+    if (ws && ws.readyState === 1) {
+      // What waited goes first, also when this send comes before the open's own flush (from onstatus).
+      if (record.queue.length) socketTransport.flush(record);
+      return ws.send(data);
+    }
     const shell = record.shell;
     if (!shell || shell.input(I_CLOSED)) throw new DOMException(PREFIX + 'the socket is closed', 'InvalidStateError');
     if (shell.input(I_STATUS) === S_CLOSED) throw new DOMException(PREFIX + 'the server closed the socket; reconnectNow() reopens it', 'InvalidStateError');

@@ -177,6 +177,28 @@ test("queue 'all': messages sent while disconnected arrive on the next open, in 
   eq(received, ['queued 1', 'queued 2', 'queued 3', 'queued 4', 'queued 5', 'from onopen', 'while open']);
 });
 
+test("what waited goes out first, also before a send from onstatus('open'), which is heard before the open event's flush", async () => {
+  await plan('ws-order', 'drop:0', 'echo');
+  const ws = new ManagedWebSocket(wsUrl('ws-order'), { jitter: 'none', baseMs: 300, queue: 'all' });
+  const seen = watchSocket(ws);
+  ok(await until(3000, () => seen.retries.length === 1), 'waiting to reconnect');
+  ws.send('queued 1');
+  ws.send('queued 2');
+  ws.onstatus = (s) => s === 'open' && ws.send('from onstatus');
+  ok(await until(3000, () => seen.messages.length >= 3), `echoed: ${seen.messages}`);
+  ws.close();
+  eq((await log('ws-order')).received, ['queued 1', 'queued 2', 'from onstatus']);
+});
+
+test('close() from the URL function of a later attempt: no socket is made for it (a WebSocket starts its handshake as it is made)', async () => {
+  await plan('ws-url-close', 'drop:0', 'echo');
+  let calls = 0;
+  const ws = new ManagedWebSocket(() => (++calls === 2 && ws.close(), wsUrl('ws-url-close')), { jitter: 'none', baseMs: 100 });
+  ok(await until(3000, () => calls === 2 && ws.status === 'closed'), `${calls} calls, ${ws.status}`);
+  await sleep(300); // a handshake made anyway would have reached the server by now
+  eq([(await log('ws-url-close')).attempts.length, ws.readyState, ws.status], [1, 3, 'closed']);
+});
+
 test("queue { max } refuses the one past it; 'none' refuses any; neither drops silently", async () => {
   await plan('ws-max', 'drop:0', 'echo');
   const ws = new ManagedWebSocket(wsUrl('ws-max'), { jitter: 'none', baseMs: 300, queue: { max: 2 } });
