@@ -138,6 +138,9 @@ addSharing({ sharing, startShared });
 `,
 };
 
+/** The entries beside the main one: each has its types in src/web/<name>.d.ts and its own export. */
+const ADDED = Object.keys(ENTRIES).filter((name) => name !== 'index');
+
 /** The rooms only one entry imports, which go in that entry's file rather than in the shell's. */
 const ENTRY_ROOMS = { 'fetch.js': 'fetch', 'parse.js': 'fetch', 'socket.js': 'websocket', 'share.js': 'share' };
 
@@ -320,7 +323,7 @@ export const ready = Promise.resolve({ ${API} });
 `,
   );
   await bundle(join(shell, 'global.js'), join(pkg, 'managed-eventsource.global.js'), 'iife', ['--global-name=managedEventSource']);
-  for (const f of ['core.js', 'index.js', 'fetch.js', 'websocket.js', 'share.js', 'core.cjs', 'index.cjs', 'managed-eventsource.global.js']) {
+  for (const f of ['core.js', ...Object.keys(ENTRIES).map((name) => `${name}.js`), 'core.cjs', 'index.cjs', 'managed-eventsource.global.js']) {
     const b = readFileSync(join(pkg, f));
     say(`pkg/${f}: ${b.length} bytes, gzip ${gz(b)}`);
   }
@@ -406,15 +409,11 @@ function buildManifest() {
   writeFileSync(join(pkg, 'index.d.cts'), types);
   copyFileSync(join(root, 'src', 'web', 'global.d.ts'), join(pkg, 'managed-eventsource.global.d.ts'));
   copyFileSync(join(root, 'src', 'web', 'disposable.d.ts'), join(pkg, 'disposable.d.ts'));
-  const socketTypes = readFileSync(join(root, 'src', 'web', 'websocket.d.ts'), 'utf8');
-  writeFileSync(join(pkg, 'websocket.d.ts'), socketTypes);
-  writeFileSync(join(pkg, 'websocket.d.cts'), socketTypes.replaceAll("'./index.js'", "'./index.cjs'"));
-  const fetchTypes = readFileSync(join(root, 'src', 'web', 'fetch.d.ts'), 'utf8');
-  writeFileSync(join(pkg, 'fetch.d.ts'), fetchTypes);
-  writeFileSync(join(pkg, 'fetch.d.cts'), fetchTypes.replaceAll("'./index.js'", "'./index.cjs'"));
-  const shareTypes = readFileSync(join(root, 'src', 'web', 'share.d.ts'), 'utf8');
-  writeFileSync(join(pkg, 'share.d.ts'), shareTypes);
-  writeFileSync(join(pkg, 'share.d.cts'), shareTypes.replaceAll("'./index.js'", "'./index.cjs'"));
+  for (const name of ADDED) {
+    const entryTypes = readFileSync(join(root, 'src', 'web', `${name}.d.ts`), 'utf8');
+    writeFileSync(join(pkg, `${name}.d.ts`), entryTypes);
+    writeFileSync(join(pkg, `${name}.d.cts`), entryTypes.replaceAll("'./index.js'", "'./index.cjs'"));
+  }
   for (const f of ['README.md', 'LICENSE-MIT', 'LICENSE-APACHE']) copyFileSync(join(root, f), join(pkg, f));
   // managed-eventsource/server ships readable (bundled from src/server/, not minified, no wasm), as an ES
   // module and a CommonJS copy. `redis` stays an import() inside createRedisStore, so the module loads
@@ -449,21 +448,17 @@ function buildManifest() {
       '.': main,
       './node': main,
       './global': { types: './managed-eventsource.global.d.ts', default: './managed-eventsource.global.js' },
-      './websocket': {
-        workerd: { types: './websocket.d.ts', default: './workerd/websocket.js' },
-        import: { types: './websocket.d.ts', default: './websocket.js' },
-        require: { types: './websocket.d.cts', default: './websocket.cjs' },
-      },
-      './fetch': {
-        workerd: { types: './fetch.d.ts', default: './workerd/fetch.js' },
-        import: { types: './fetch.d.ts', default: './fetch.js' },
-        require: { types: './fetch.d.cts', default: './fetch.cjs' },
-      },
-      './share': {
-        workerd: { types: './share.d.ts', default: './workerd/share.js' },
-        import: { types: './share.d.ts', default: './share.js' },
-        require: { types: './share.d.cts', default: './share.cjs' },
-      },
+      // Each added entry: the workerd build for Workers, else ES or CommonJS, each with its types.
+      ...Object.fromEntries(
+        ADDED.map((name) => [
+          `./${name}`,
+          {
+            workerd: { types: `./${name}.d.ts`, default: `./workerd/${name}.js` },
+            import: { types: `./${name}.d.ts`, default: `./${name}.js` },
+            require: { types: `./${name}.d.cts`, default: `./${name}.cjs` },
+          },
+        ]),
+      ),
       './server': {
         import: { types: './server.d.ts', default: './server.js' },
         require: { types: './server.d.cts', default: './server.cjs' },
@@ -479,7 +474,7 @@ function buildManifest() {
       './disposable': { types: './disposable.d.ts' },
       './package.json': './package.json',
     },
-    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', 'websocket.js', 'websocket.cjs', 'websocket.d.ts', 'websocket.d.cts', 'fetch.js', 'fetch.cjs', 'fetch.d.ts', 'fetch.d.cts', 'share.js', 'share.cjs', 'share.d.ts', 'share.d.cts', 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', '*.map', 'workerd/*.js', 'workerd/*.map', 'shell.wasm', 'LICENSE-MIT', 'LICENSE-APACHE'],
+    files: ['core.js', 'core.cjs', 'index.js', 'index.cjs', 'index.d.ts', 'index.d.cts', ...ADDED.flatMap((name) => ['js', 'cjs', 'd.ts', 'd.cts'].map((e) => `${name}.${e}`)), 'managed-eventsource.global.js', 'managed-eventsource.global.d.ts', 'disposable.d.ts', 'server.js', 'server.cjs', 'server.d.ts', 'server.d.cts', ...BINDINGS.flatMap(({ name, esmOnly }) => (esmOnly ? ['js', 'd.ts'] : ['js', 'cjs', 'd.ts', 'd.cts']).map((e) => `${name}.${e}`)), 'bindings.d.ts', 'bindings.d.cts', '*.map', 'workerd/*.js', 'workerd/*.map', 'shell.wasm', 'LICENSE-MIT', 'LICENSE-APACHE'],
     unpkg: './managed-eventsource.global.js',
     jsdelivr: './managed-eventsource.global.js',
     // The fetch entry registers its transport when it runs, the share entry sharing across tabs: a bundler

@@ -1,7 +1,7 @@
 // The public API of the stream clients: ManagedEventSource and createManagedStream. A constructor reads its
 // arguments (so that a throwing getter throws to the caller, never through wasm), makes the client's record
-// and starts it (client.js), or hands it to share.js (which the share entry adds). It holds no policy: Rust validates the options and
-// decides everything after.
+// and starts it (client.js), or hands it to share.js (which the share entry adds). It holds no policy: Rust
+// validates the options and decides everything after.
 //
 // The rooms of the JavaScript half, each of which says what it holds and what it may not do; a room
 // imports only rooms below it:

@@ -97,15 +97,13 @@ extern "C" {
 
 /// What a connection is made of.
 pub(crate) enum Source {
-    /// An `EventSource` (the record holds it).
-    Events,
+    /// A connection the record holds: an `EventSource` the shell made, or what the client's transport
+    /// opened itself (a socket; a fetch, its reader and its parser). Its transport's `detach` lets it go.
+    Live,
     /// An attempt waiting for the Promise its URL function returned (the fetch entry only); the value is
     /// the function `fetch.js`'s `waitForUrl` returns, which `disarm` calls.
     #[cfg(feature = "fetch")]
     Waiting,
-    /// What the client's transport opened itself (a socket; a fetch, its reader and its parser): the
-    /// record holds it.
-    Own,
 }
 
 /// A live source and our listeners on it: dropping it removes them and closes the source.
@@ -121,7 +119,7 @@ impl Drop for Connection {
             Source::Waiting => disarm(&self.record),
             // Closes the source too; a socket with the code the user closed it with, if any (socket.js's
             // `detachSocket`); a fetch is aborted and its reader cancelled: nothing of it acts later.
-            Source::Events | Source::Own => detach(&self.record),
+            Source::Live => detach(&self.record),
         }
     }
 }

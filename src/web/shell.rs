@@ -341,7 +341,7 @@ impl Shared {
             // return.
             let from = self.get().machine.resumed_from().clone();
             let record = js::open(&link, &id, &from);
-            return self.opened(record.map(|record| (Source::Own, record)));
+            return self.opened(record.map(|record| (Source::Live, record)));
         }
         let source = js::url_of(&link, &id).and_then(|url| {
             // Not a URL: the wait for the Promise a URL function returned (see `Code::Url`), which only
@@ -360,7 +360,7 @@ impl Shared {
     fn source(&self, url: &JsValue, link: &JsValue) -> Result<(Source, JsValue), JsValue> {
         let source = js::source(link, url)?;
         let record = js::attach(link, &source);
-        Ok((Source::Events, record))
+        Ok((Source::Live, record))
     }
 
     /// The attempt that waited for its URL has it (see `fetch.js`'s `waitForUrl`): its source, now.
