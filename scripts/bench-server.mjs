@@ -190,8 +190,9 @@ function clientMain() {
     let p = 0;
     for (let e; (e = text.indexOf('\n\n', p)) >= 0; p = e + 2) {
       if (text.startsWith('id: ', p)) (c.lastText = text), (c.lastAt = p);
+      if (text.startsWith('event: heartbeat', p)) continue; // the log's heartbeat
       const d = text.indexOf('data: ', p);
-      if (d < 0 || d > e) continue; // a comment (heartbeat)
+      if (d < 0 || d > e) continue; // a comment
       const comma = text.indexOf(',', d);
       if (comma < 0 || comma > e) {
         if (text.lastIndexOf('event: reload', d) >= p) stats.reloads++, (c.fresh = true); // told: its range restarts

@@ -83,6 +83,10 @@ codes! {
         /// The server ended the stream on purpose (a socket closed cleanly with a code its
         /// `reconnectOnCleanClose` does not list; socket.js decides): no reconnect until `reconnectNow()`.
         Ended = "ENDED",
+        /// The server's heartbeat event announced its interval, `a` ms (negative: not said), and with `b`
+        /// 1 the query parameter it reads the last event id from, which the JavaScript half now uses
+        /// (see [`crate::machine::Input::Announced`]).
+        Announced = "ANNOUNCED",
         /// Question: the status's index in [`STATUSES`].
         Status = "STATUS",
         /// Question: `readyState` as `EventSource` has it (0, 1 or 2).

@@ -161,6 +161,18 @@ pub enum Input<I = String> {
     Stalled,
     /// The user asked to reconnect now with a fresh ladder.
     RetryNow,
+    /// The server announced itself on the open stream (its heartbeat event): it writes something at least every `heartbeat_ms` (`None`:
+    /// not said; 0: it sends no heartbeats), and, with `resume`, it reads the last event id from the
+    /// query parameter the JavaScript half now puts it in. Where the user set no `stallTimeoutMs`, the
+    /// watchdog then takes the stream for dead after [`HEARTBEAT_STALL_FACTOR`] intervals of silence; and
+    /// reconnects carry the id from then on. Only in [`Reconnect::Backoff`] mode: in the others the
+    /// browser (or nobody) reconnects.
+    Announced {
+        /// The server's heartbeat interval, ms.
+        heartbeat_ms: Option<u32>,
+        /// The reconnect URL can now carry the last event id.
+        resume: bool,
+    },
     /// The server ended the stream on purpose (a WebSocket closed cleanly with a code that is not to be
     /// retried): no reconnect until [`Input::RetryNow`].
     Ended,
@@ -291,6 +303,10 @@ pub const LATE_MS: f64 = 10_000.0;
 /// After this many stalls in a row of connections that had delivered events, [`Command::StallsRecur`].
 pub const RECURRING_STALLS: u32 = 2;
 
+/// A server that announced a heartbeat interval (see [`Input::Announced`]) is taken for dead after this many
+/// intervals with nothing on the stream: one heartbeat may be late or lost in a proxy's buffer, two are not.
+pub const HEARTBEAT_STALL_FACTOR: u32 = 2;
+
 /// The watchdog looks this many times per `stall_timeout_ms`, so a stall is noticed between the timeout
 /// and a quarter more.
 const WATCHDOG_TICKS: u32 = 4;
@@ -368,6 +384,9 @@ pub struct Machine<R, I = String> {
     /// Whether the page is hidden, and whether the pause timer is armed.
     hidden: bool,
     pause_armed: bool,
+    /// Whether a server's announced heartbeat sets the stall timeout: the user set none (0), and this
+    /// machine reconnects by itself.
+    stall_from_server: bool,
 }
 
 impl<R: Random> Machine<R> {
@@ -400,6 +419,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
             stalls_told: false,
             hidden: false,
             pause_armed: false,
+            stall_from_server: config.stall_timeout_ms == 0 && config.mode == Reconnect::Backoff,
         }
     }
 
@@ -647,6 +667,24 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     self.stop_activity(out);
                     self.ladder.reset();
                     self.open(out);
+                }
+            }
+            Input::Announced {
+                heartbeat_ms,
+                resume,
+            } => {
+                let backoff = self.config.mode == Reconnect::Backoff;
+                self.config.resume |= resume && backoff;
+                if let (Some(ms), true) = (heartbeat_ms, self.stall_from_server) {
+                    self.config.stall_timeout_ms = ms.saturating_mul(HEARTBEAT_STALL_FACTOR);
+                    // The open stream is watched from now on (an armed watchdog takes the new timeout
+                    // at its next tick), or no more when the server sends no heartbeats.
+                    if self.phase == Phase::Open && !self.watchdog {
+                        self.arm_watchdog(out);
+                    } else if self.phase == Phase::Open && ms == 0 {
+                        self.watchdog = false;
+                        out.push(Command::DisarmTimer);
+                    }
                 }
             }
             Input::Ended => {

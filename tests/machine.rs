@@ -1068,6 +1068,8 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Offline),
         1 => (0u32..100_000).prop_map(|ms| Input::RetryHint { ms }),
         1 => Just(Input::Stalled),
+        1 => (prop::option::of(prop_oneof![Just(0u32), 1u32..100_000]), any::<bool>())
+            .prop_map(|(heartbeat_ms, resume)| Input::Announced { heartbeat_ms, resume }),
         1 => Just(Input::Unusable),
         2 => any::<bool>().prop_map(|active| Input::WatchdogFired { active }),
         2 => (0u32..4, prop_oneof![Just(None), Just(Some(200u16)), Just(Some(204)), Just(Some(401)), Just(Some(403)), Just(Some(404)), Just(Some(410)), Just(Some(429)), Just(Some(503)), Just(Some(500))], prop::option::of(0u32..1_000_000))
@@ -1249,7 +1251,8 @@ proptest! {
                         shell.sources += 1;
                         resumed_from = last_id.clone();
                         if *resume {
-                            prop_assert!(config.resume);
+                            // The option, or a server's announcement of where it reads the id.
+                            prop_assert!(m.config().resume);
                             prop_assert_eq!(m.resumed_from(), &last_id);
                         }
                     }
@@ -1265,7 +1268,8 @@ proptest! {
                     Command::ArmWatchdog { ms } => {
                         prop_assert!(!closed, "watchdog armed after Close");
                         prop_assert!(
-                            (config.stall_timeout_ms > 0 && *ms <= config.stall_timeout_ms.max(1)) || *ms == config.connect_timeout_ms,
+                            // The stall timeout is the user's, or the one a server's heartbeat announced.
+                            (m.config().stall_timeout_ms > 0 && *ms <= m.config().stall_timeout_ms.max(1)) || *ms == config.connect_timeout_ms,
                             "a watchdog of {} ms", ms
                         );
                         prop_assert!(m.source_live(), "a watchdog with no source");
@@ -1339,7 +1343,7 @@ proptest! {
             prop_assert_eq!(shell.sources == 1, m.source_live());
             prop_assert_eq!(shell.timers == 1, m.timer_armed());
             // A timer beside a live source is the watchdog's, and only with stallTimeoutMs.
-            prop_assert!(!(m.source_live() && m.timer_armed()) || config.stall_timeout_ms > 0 || config.connect_timeout_ms > 0);
+            prop_assert!(!(m.source_live() && m.timer_armed()) || m.config().stall_timeout_ms > 0 || config.connect_timeout_ms > 0);
             prop_assert!(!(m.probing() && m.timer_armed()), "a timer while probing");
             prop_assert_eq!(shell.probes == 1, m.probing(), "a probe out exactly while probing");
             prop_assert_eq!(shell.pauses == 1, m.pause_armed());
@@ -1478,4 +1482,131 @@ fn a_restore_from_the_back_forward_cache_replaces_a_live_source_at_once_resuming
         .handle(Input::Restored)
         .iter()
         .any(|c| matches!(c, Command::OpenSource { .. })));
+}
+
+// ---- the server's announcement: a heartbeat both halves agree on, and resume with no option (issue 52) --
+
+/// The watchdog's ticks until it calls the stream stalled, each `WatchdogFired` with nothing seen.
+fn silent_ticks_until_stalled(m: &mut Machine<SplitMix64>) -> (u32, u32) {
+    let mut tick_ms = 0;
+    for ticks in 1..=64 {
+        let cmds = m.handle(Input::WatchdogFired { active: false });
+        if cmds.first() == Some(&Command::CloseSource) {
+            return (ticks, tick_ms);
+        }
+        match cmds.as_slice() {
+            [Command::ArmWatchdog { ms }] => tick_ms = *ms,
+            other => panic!("a silent tick re-arms the watchdog or stalls, not {other:?}"),
+        }
+    }
+    panic!("never stalled");
+}
+
+#[test]
+fn an_announced_heartbeat_arms_the_watchdog_at_two_intervals_with_no_option() {
+    let mut m = opened(machine(Config::default()));
+    assert!(
+        !m.timer_armed(),
+        "no stallTimeoutMs, no announcement: nothing watches the stream"
+    );
+    let cmds = m.handle(Input::Announced {
+        heartbeat_ms: Some(15_000),
+        resume: false,
+    });
+    assert_eq!(
+        cmds,
+        [Command::ArmWatchdog { ms: 7_500 }],
+        "2 x 15 s, looked at 4 times"
+    );
+    // Events and heartbeats keep it alive; silence for two intervals ends it.
+    assert_eq!(
+        m.handle(Input::WatchdogFired { active: true }),
+        [Command::ArmWatchdog { ms: 7_500 }]
+    );
+    assert_eq!(silent_ticks_until_stalled(&mut m).0, 4);
+    assert_eq!(m.status(), Status::Reconnecting);
+    // The interval is kept for the next connection, which is watched from its open on.
+    m.handle(Input::TimerFired);
+    assert_eq!(
+        m.handle(Input::Opened)[0],
+        Command::ArmWatchdog { ms: 7_500 }
+    );
+    // A later announcement changes the timeout from the next tick on; 0 (no heartbeats) turns it off.
+    m.handle(Input::Announced {
+        heartbeat_ms: Some(1_000),
+        resume: false,
+    });
+    assert_eq!(
+        m.handle(Input::WatchdogFired { active: true }),
+        [Command::ArmWatchdog { ms: 500 }]
+    );
+    assert_eq!(
+        m.handle(Input::Announced {
+            heartbeat_ms: Some(0),
+            resume: false,
+        }),
+        [Command::DisarmTimer]
+    );
+    assert!(!m.timer_armed());
+}
+
+#[test]
+fn a_users_stall_timeout_and_the_other_modes_are_not_overridden_by_an_announcement() {
+    let mut m = opened(machine(Config {
+        stall_timeout_ms: 4_000,
+        ..Config::default()
+    }));
+    assert!(m
+        .handle(Input::Announced {
+            heartbeat_ms: Some(15_000),
+            resume: false,
+        })
+        .is_empty());
+    assert_eq!(
+        silent_ticks_until_stalled(&mut m),
+        (4, 1_000),
+        "still the user's 4 s"
+    );
+    for mode in [Reconnect::Browser, Reconnect::Never] {
+        let mut m = opened(machine(Config {
+            mode,
+            ..Config::default()
+        }));
+        let said = Input::Announced {
+            heartbeat_ms: Some(15_000),
+            resume: true,
+        };
+        assert!(m.handle(said).is_empty(), "{mode:?}");
+        assert!(
+            !m.config().resume && m.config().stall_timeout_ms == 0,
+            "{mode:?}"
+        );
+    }
+}
+
+#[test]
+fn an_announced_resume_parameter_makes_every_later_reconnect_carry_the_id() {
+    let mut m = opened(machine(Config::default()));
+    m.handle(Input::Seen {
+        first: "1".into(),
+        last: "7".into(),
+    });
+    m.handle(FAIL);
+    assert_eq!(
+        m.handle(Input::TimerFired)[0],
+        Command::OpenSource { resume: false },
+        "before the server said where it reads the id, there is nowhere to put it"
+    );
+    m.handle(Input::Opened);
+    m.handle(Input::Announced {
+        heartbeat_ms: None,
+        resume: true,
+    });
+    assert!(!m.timer_armed(), "no interval said: no watchdog");
+    m.handle(FAIL);
+    assert_eq!(
+        m.handle(Input::TimerFired)[0],
+        Command::OpenSource { resume: true }
+    );
+    assert_eq!(m.resumed_from(), "7");
 }

@@ -42,7 +42,8 @@ export function rejection(retryMs, options = {}) {
   return `retry: ${ms}\n${hint}\n: come back in ${ms} ms\n\n`;
 }
 
-export const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store' };
+// X-Accel-Buffering: nginx (with its default proxy_buffering on) would hold a stream in its buffer.
+export const HEADERS = { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' };
 
 /** How long a node:http stream that was ended because its client fell behind waits for that client to take
  * in anything before the connection is dropped. */

@@ -156,8 +156,10 @@ export interface EventLogOptions {
   reloadEvent?: string;
   /** The query parameter read when there is no Last-Event-ID header (null: none). Default 'lastEventId'. */
   lastEventIdParam?: string | null;
-  /** A comment line to every stream this often, ms (0: none). Default 15,000. */
+  /** The heartbeat event to every stream this often, ms (0: only the one each stream starts with). It is a named event, which an EventSource delivers, announcing this interval and `lastEventIdParam`: a managed-eventsource client then notices a dead connection after two intervals of silence, and resumes through the parameter, with no option of its own. Default 15,000. */
   heartbeatMs?: number;
+  /** The heartbeat event's name (the client's `heartbeatEvent`). Default 'heartbeat'. */
+  heartbeatEvent?: string;
   /** A resume refused because the store is unavailable waits this plus up to as much again, ms. Default 5,000. */
   unavailableRetryMs?: number;
   /** A client more than this many bytes behind when the next write comes is sent no more: its stream ends after what it was sent (one event or replay larger than this is still sent whole) and it resumes from its last id. With serve(), one that then takes in nothing for 30 s is disconnected. Default 1 MiB. */

@@ -236,6 +236,11 @@ export function createEventLog(options = {}) {
   const reloadEvent = eventName('reloadEvent', options.reloadEvent ?? 'reload');
   const lastEventIdParam = options.lastEventIdParam === null ? null : eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
   const heartbeatMs = wait('heartbeatMs', options.heartbeatMs ?? 15_000);
+  const heartbeatEvent = eventName('heartbeatEvent', options.heartbeatEvent ?? 'heartbeat');
+  // The heartbeat, written first on every stream and then every heartbeatMs: a named event, which an
+  // EventSource delivers (it never shows a comment line) to the client's stall watchdog, announcing the
+  // interval and where the log reads a reconnect's id. Our client knows it with no option (connection.js).
+  const heartbeat = frameOf(null, heartbeatEvent, JSON.stringify(lastEventIdParam === null ? { heartbeatMs } : { heartbeatMs, lastEventIdParam }));
   const unavailableRetryMs = wait('unavailableRetryMs', options.unavailableRetryMs ?? 5000);
   const maxBufferedBytes = finite('maxBufferedBytes', options.maxBufferedBytes ?? 1 << 20, 1);
   const onstatus = options.onstatus ?? null;
@@ -441,7 +446,7 @@ export function createEventLog(options = {}) {
   function heartbeats() {
     if (beat || heartbeatMs === 0) return;
     beat = setInterval(() => {
-      for (const c of connections) if (!c.buffer) send(c, ':\n\n');
+      for (const c of connections) if (!c.buffer) send(c, heartbeat);
       if (connections.size === 0) {
         clearInterval(beat);
         beat = null;
@@ -696,8 +701,9 @@ export function createEventLog(options = {}) {
         if (gone) return detach(conn);
         if (!conn.active) return reject(res, unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
         res.writeHead(200, { ...HEADERS, ...opts.headers });
-        res.flushHeaders?.(); // the client opens now, even with nothing to replay
-        if (opts.retry) res.write(opts.retry + '\n');
+        // The first bytes at once, so that every proxy forwards the headers (some wait for a byte of the body)
+        // and the client opens now, even with nothing to replay.
+        res.write(opts.retry ? `${opts.retry}\n${heartbeat}` : heartbeat);
         // The stream ends when the log does, or when the client is more than maxBufferedBytes behind as the
         // next write comes (one write, an event or a replay, may exceed it): it then gets everything written
         // so far, whole, and resumes from its last id. One that takes in nothing for STALLED_MS is dropped.
@@ -750,7 +756,7 @@ export function createEventLog(options = {}) {
         const body = new ReadableStream(
           {
             start(controller) {
-              if (opts.retry) controller.enqueue(ENCODER.encode(opts.retry + '\n'));
+              controller.enqueue(ENCODER.encode(opts.retry ? `${opts.retry}\n${heartbeat}` : heartbeat)); // as serve()
               // As serve(): the body ends, after what it holds, when the log does or the client is behind.
               let ended = false;
               const endBody = () => {

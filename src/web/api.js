@@ -93,7 +93,7 @@ function start(client, url, options, handlers) {
   record.withCredentials = values[O_WITH_CREDENTIALS] === 1;
   record.lastEventIdParam = values[O_LAST_EVENT_ID_PARAM];
   record.retryHintEvent = values[O_RETRY_HINT_EVENT];
-  record.heartbeatEvent = values[O_HEARTBEAT_EVENT];
+  record.heartbeatEvent = values[O_HEARTBEAT_EVENT] ?? 'heartbeat'; // what managed-eventsource/server sends
   record.probeUrl = values[V_PROBE_URL];
   transport.configure(record, o);
   values[V_TRANSPORT] = transport.kind;

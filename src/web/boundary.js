@@ -21,12 +21,13 @@ export const I_URL = 15;
 export const I_RETRY_FIELD = 16;
 export const I_UNUSABLE = 17;
 export const I_ENDED = 18;
-export const I_STATUS = 19;
-export const I_READY_STATE = 20;
-export const I_ATTEMPT = 21;
-export const I_LIVE = 22;
-export const I_CLOSED = 23;
-export const I_FIRST_QUESTION = 19;
+export const I_ANNOUNCED = 19;
+export const I_STATUS = 20;
+export const I_READY_STATE = 21;
+export const I_ATTEMPT = 22;
+export const I_LIVE = 23;
+export const I_CLOSED = 24;
+export const I_FIRST_QUESTION = 20;
 
 // What the shell tells notify(link, note, a, b).
 export const N_STATUS = 0;

@@ -54,6 +54,8 @@ export function recordOf(client, url, transport, handlers) {
     lastEventIdParam: undefined,
     retryHintEvent: undefined,
     heartbeatEvent: undefined,
+    /** The heartbeat event's data last read (connection.js's `announced`). */
+    announced: undefined,
     probeUrl: undefined,
     until: null,
     /** type -> { list: listener entries } (events.js) */

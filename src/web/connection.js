@@ -4,7 +4,7 @@
 //
 // It may not decide anything: the shell does. It imports events.js, effects.js, errors.js and boundary.js.
 
-import { I_HINT } from './boundary.js';
+import { I_ANNOUNCED, I_HINT } from './boundary.js';
 import { hintMs } from './effects.js';
 import { guard, report } from './errors.js';
 import { deliver } from './events.js';
@@ -36,9 +36,32 @@ export function arrived(connection, type, e, listeners) {
   connection.last = e;
   connection.first ??= e;
   if (type === record.retryHintEvent) record.shell.input(I_HINT, hintMs(e.data));
+  else if (type === record.heartbeatEvent && e.data !== record.announced) announced(record, e.data);
   deliver(record, type, e, listeners);
   record.forward?.(type, e);
   if (record.until) until(record, e);
+}
+
+/**
+ * The heartbeat event's data, as managed-eventsource/server writes it at the start of every stream and then
+ * at each heartbeat: JSON, `{ "heartbeatMs": 15000, "lastEventIdParam": "lastEventId" }` (or a bare number of
+ * ms). The interval goes to the shell, whose stall watchdog then needs no option; a parameter the user did
+ * not name becomes the client's `lastEventIdParam`, so that our reconnects resume (an EventSource made by us
+ * cannot send the Last-Event-ID header). Data that says neither changes nothing; each new data is read once.
+ */
+function announced(record, data) {
+  record.announced = data;
+  let said;
+  try {
+    said = JSON.parse(data);
+  } catch {
+    return;
+  }
+  const ms = typeof said === 'number' ? said : said?.heartbeatMs;
+  const param = said?.lastEventIdParam;
+  const resume = record.lastEventIdParam === undefined && typeof param === 'string' && /^[^\r\n]+$/.test(param);
+  if (resume) record.lastEventIdParam = param;
+  if (resume || typeof ms === 'number') record.shell.input(I_ANNOUNCED, ms >= 0 && ms < 2 ** 31 ? ms : -1, resume ? 1 : 0);
 }
 
 /** `until(ev)`: the event for which it returns true has been delivered; then the stream closes. */

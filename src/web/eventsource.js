@@ -59,7 +59,7 @@ function listen(connection, type, f) {
 /** The transport, as client.js drives it. */
 export const eventSourceTransport = {
   kind: 0,
-  stallAdvice: "an EventSource cannot see comment lines (': ping'): set heartbeatEvent to a named event the server sends, raise stallTimeoutMs, or use transport: 'fetch'",
+  stallAdvice: "an EventSource cannot see comment lines (': ping'): set heartbeatEvent to a named event the server sends (managed-eventsource/server sends 'heartbeat'), raise stallTimeoutMs, or use transport: 'fetch'",
   /** Its own options: none. */
   configure() {},
   /** The URL as EventSource parses it: a SyntaxError where it does not. */

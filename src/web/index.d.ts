@@ -24,7 +24,8 @@ export interface Options {
   maxAttempts?: number;
   /** Query parameter that carries the last event id on each reconnect, e.g. 'lastEventId'. With the fetch
    * transport it goes beside the Last-Event-ID header; cross-origin instead of it (no CORS preflight); in
-   * WebKit it is the only carrier of an id outside ASCII. */
+   * WebKit it is the only carrier of an id outside ASCII. Default: none, or the parameter the server's
+   * heartbeat event names (managed-eventsource/server names 'lastEventId'). */
   lastEventIdParam?: string;
   /** Reconnect at once when the page becomes visible. Default true. Ignored in a worker (no document). */
   reconnectOnVisible?: boolean;
@@ -40,11 +41,15 @@ export interface Options {
    * 401/403 call onunauthorized and wait for reconnectNow(), 404/410 fail at once, 429/503 honour
    * Retry-After; anything else takes the ladder. Default false. */
   probe?: boolean | string;
-  /** An open stream that receives no event for this long (ms) is treated as dropped. Default 0 (off).
+  /** An open stream that receives no event for this long (ms) is treated as dropped. Default 0: off, or
+   * two intervals of the server's announced heartbeat (see heartbeatEvent).
    * With the EventSource transport comment lines (': ping' keep-alives) are invisible: set heartbeatEvent.
    * Two stalls in a row of connections that delivered events are warned about once (console.warn). */
   stallTimeoutMs?: number;
-  /** An event the server sends to show the stream is alive (comments are invisible to EventSource). */
+  /** An event the server sends to show the stream is alive (comments are invisible to EventSource).
+   * Default 'heartbeat', which managed-eventsource/server sends; when its data is JSON
+   * `{ "heartbeatMs": N, "lastEventIdParam": "name" }` (or a number N), N sets stallTimeoutMs and the name
+   * lastEventIdParam, where you set neither. */
   heartbeatEvent?: string;
   /** The stream closes after delivering the event for which this returns true. */
   until?: (ev: MessageEvent<string>) => boolean;

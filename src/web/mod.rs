@@ -166,6 +166,13 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
             });
             0
         }
+        Code::Announced => {
+            shared.feed(Input::Announced {
+                heartbeat_ms: (a >= 0.0).then(|| shell::delay_ms(a)),
+                resume: b == 1.0,
+            });
+            0
+        }
         _ => {
             shared.input(code, a);
             0

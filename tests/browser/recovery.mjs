@@ -204,6 +204,49 @@ test('heartbeat events keep a quiet stream alive; comments alone do not', async 
   quiet.close();
 });
 
+test("with no option, the client hears managed-eventsource/server's heartbeat: silence for two intervals is a stall, and reconnects resume through the parameter it names", async () => {
+  // The announcement (issue 52): an EventSource delivers a named event where it hides a comment, so the
+  // EventSource transport's watchdog sees it. Attempt 1 announces 300 ms, sends events 1-3 and then only
+  // comments (alive to a proxy, silent to an EventSource); attempt 2 streams.
+  await plan('announced', 'announce:300+quiet:3:100', 'stream');
+  const es = new ManagedEventSource(url('announced'), { jitter: 'none', baseMs: 50 });
+  const seen = [];
+  let stalledAt = 0, lastAt = 0;
+  es.onmessage = (e) => (seen.push(e.data), seen.length <= 3 && (lastAt = performance.now()));
+  es.onerror = () => (stalledAt ||= performance.now());
+  ok(await until(10000, () => seen.length >= 6), `events: ${seen.length}`);
+  es.close();
+  const after = stalledAt - lastAt;
+  ok(after >= 600 && after < 2500, `noticed after ${Math.round(after)} ms: two intervals of 300 ms, looked at every 150`);
+  const { attempts } = await log('announced');
+  eq(attempts.length, 2);
+  ok(!attempts[0].url.includes('lastEventId'), attempts[0].url);
+  ok(attempts[1].url.endsWith('lastEventId=3'), `the reconnect resumes after event 3: ${attempts[1].url}`);
+  eq(seen.slice(0, 5), ['event 1', 'event 2', 'event 3', 'event 4', 'event 5'], 'nothing lost, nothing repeated');
+  figure('a stall noticed with no option, server heartbeat 300 ms (ms after the last event)', Math.round(after));
+});
+
+test("the announcement changes nothing the user set: their stallTimeoutMs and lastEventIdParam stand, and no announcement, no watchdog", async () => {
+  await plan('announced-own', 'announce:100:since+quiet:2:50', 'stream');
+  const es = new ManagedEventSource(url('announced-own'), { jitter: 'none', baseMs: 50, stallTimeoutMs: 1200, lastEventIdParam: 'from' });
+  let opened = 0, noticed = 0;
+  es.onopen = () => (opened ||= performance.now());
+  es.onerror = () => (noticed ||= performance.now());
+  ok(await until(10000, () => noticed > 0));
+  ok(noticed - opened >= 1200, `the user's 1200 ms, not two announced 100s: ${Math.round(noticed - opened)}`);
+  ok(await until(5000, () => es.status === 'open'));
+  es.close();
+  const { attempts } = await log('announced-own');
+  ok(attempts[1].url.endsWith('from=2') && !attempts[1].url.includes('since'), attempts[1].url);
+  // A stream that announces nothing (any other server) is watched by nothing: it stays open.
+  await plan('unannounced', 'quiet:2:50', 'stream');
+  const quiet = new ManagedEventSource(url('unannounced'));
+  const q = watch(quiet);
+  await sleep(1500);
+  eq([q.errors, quiet.status], [0, 'open']);
+  quiet.close();
+});
+
 test('until: the event it picks is delivered, then the stream closes', async () => {
   await plan('until', '', 'stream');
   const got = [];

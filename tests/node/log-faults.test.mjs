@@ -12,17 +12,25 @@ const fixture = redisForTests('faults');
 const { STORES } = fixture;
 const { createEventLog, createMemoryStore, createRedisStore, createGate } = server;
 
-/** What a connection wrote, as `[event, data]` pairs (comments dropped). */
+/** What a connection wrote, as `[event, data]` pairs (comments and heartbeats dropped). */
 function parse(text) {
   return text
     .split('\n\n')
     .slice(0, -1)
     .map((block) => block.split('\n').filter((line) => !line.startsWith(':')))
-    .filter((lines) => lines.length)
+    .filter((lines) => lines.length && lines[0] !== 'event: heartbeat') // the log's, written first on every stream
     .map((lines) => {
       const field = (name) => lines.filter((l) => l.startsWith(`${name}: `)).map((l) => l.slice(name.length + 2));
       return [field('event')[0] ?? 'message', field('data').join('\n')];
     });
+}
+
+/** The first event (not the heartbeat) `reader` gives, as parse() gives it. */
+async function firstEvent(reader) {
+  const decoder = new TextDecoder();
+  let text = '';
+  while (parse(text).length === 0) text += decoder.decode((await reader.read()).value, { stream: true });
+  return parse(text).slice(0, 1);
 }
 
 const until = async (test, what, ms = 10_000) => {
@@ -172,7 +180,7 @@ for (const kind of ['memory', 'redis']) {
       const reader = res.body.getReader();
       const decoder = new TextDecoder();
       let text = '';
-      while (!text.endsWith('\n\n')) {
+      while (parse(text).length === 0) {
         const { value, done } = await reader.read();
         if (done) break;
         text += decoder.decode(value, { stream: true });
@@ -271,7 +279,7 @@ test('serve and response work unbound, as route handlers (`app.get(path, log.ser
   const web = await response(new Request('http://x/', { headers: { 'Last-Event-ID': first } }), { params: {} });
   assert.equal(web.status, 200);
   const reader = web.body.getReader();
-  assert.deepEqual(parse(new TextDecoder().decode((await reader.read()).value)), [['message', 'b']]);
+  assert.deepEqual(await firstEvent(reader), [['message', 'b']]);
   await reader.cancel();
   const s = await listen((req, res) => serve(req, res, () => {}));
   try {
@@ -279,7 +287,7 @@ test('serve and response work unbound, as route handlers (`app.get(path, log.ser
     const res = await fetch(s.url, { headers: { 'Last-Event-ID': first }, signal: ac.signal });
     assert.equal(res.status, 200);
     const r = res.body.getReader();
-    assert.deepEqual(parse(new TextDecoder().decode((await r.read()).value)), [['message', 'b']]);
+    assert.deepEqual(await firstEvent(r), [['message', 'b']]);
     ac.abort();
   } finally {
     await s.close();
@@ -300,8 +308,9 @@ test('close() ends the streams serve() and response() hold, releases their gate 
     const inFlight = log.connect(id); // resolved after close(): the log holds nothing for it
     assert.equal(gate.open, 2);
     await log.close();
-    assert.equal(await res.text(), '', 'the node:http stream ends');
-    assert.equal(await web.text(), '', 'the Web stream ends');
+    // Each had its first line, the heartbeat, and nothing else.
+    assert.match(await res.text(), /^event: heartbeat\ndata: \{[^\n]*\}\n\n$/, 'the node:http stream ends');
+    assert.match(await web.text(), /^event: heartbeat\ndata: \{[^\n]*\}\n\n$/, 'the Web stream ends');
     assert.equal(handle.open, false);
     await assert.rejects(inFlight.then((h) => (h.open ? Promise.resolve('open') : Promise.reject(new Error('closed')))));
     await until(() => gate.open === 0, 'both gate places released');

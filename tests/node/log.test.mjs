@@ -51,6 +51,10 @@ function reader() {
 
 const data = (r) => r.events.filter((e) => e.event === 'message').map((e) => e.data);
 
+/** What every stream of serve() and response() writes first, at once, with `heartbeatMs: 0`: the heartbeat
+ * event announcing the interval and where the log reads a reconnect's id (our client reads both). */
+const HELLO = 'event: heartbeat\ndata: {"heartbeatMs":0,"lastEventIdParam":"lastEventId"}\n\n';
+
 for (const kind of ['memory', 'redis']) {
   describe(`${kind} store`, () => {
     test('replay then live: every event after the last id exactly once, in order, while appends go on', async () => {
@@ -339,16 +343,16 @@ describe('front doors', () => {
     try {
       const a = await readUntil(`${s.url}/`, { headers: { 'Last-Event-ID': ids[0] } }, (x) => x.includes('data: 2'));
       assert.equal(a.status, 200);
-      assert.equal(a.text, `id: ${ids[1]}\ndata: 1\n\nid: ${ids[2]}\ndata: 2\n\n`);
+      assert.equal(a.text, `${HELLO}id: ${ids[1]}\ndata: 1\n\nid: ${ids[2]}\ndata: 2\n\n`);
       const b = await readUntil(`${s.url}/?lastEventId=${ids[1]}`, {}, (x) => x.includes('data: 2'));
-      assert.equal(b.text, `id: ${ids[2]}\ndata: 2\n\n`);
+      assert.equal(b.text, `${HELLO}id: ${ids[2]}\ndata: 2\n\n`);
       const refused = await fetch(`${s.url}/`, { headers: { 'Last-Event-ID': ids[0] } });
       assert.equal(await refused.text(), 'retry: 1000\nevent: retry-hint\ndata: 1000\n\n: come back in 1000 ms\n\n');
       // A huge query parameter is an invalid id, not an exception.
       t += 10_000;
-      const huge = await readUntil(`${s.url}/?lastEventId=${'9'.repeat(8000)}`, {}, (x) => x.includes('\n\n'));
+      const huge = await readUntil(`${s.url}/?lastEventId=${'9'.repeat(8000)}`, {}, (x) => x.includes('invalid\n\n'));
       assert.equal(huge.status, 200);
-      assert.match(huge.text, /^id: \S+\nevent: reload\ndata: invalid\n\n/);
+      assert.match(huge.text.slice(HELLO.length), /^id: \S+\nevent: reload\ndata: invalid\n\n/);
     } finally {
       await s.close();
       await log.close();
@@ -371,7 +375,7 @@ describe('front doors', () => {
     let text = decoder.decode((await reader.read()).value);
     const live = log.append({ data: 'c' });
     while (!text.includes('data: c')) text += decoder.decode((await reader.read()).value);
-    assert.equal(text.replace(/id: \S+\n/g, ''), 'data: b\n\ndata: c\n\n');
+    assert.equal(text.replace(/id: \S+\n/g, ''), `${HELLO}data: b\n\ndata: c\n\n`);
     await live;
     await reader.cancel();
     assert.equal(gate.open, 0);
@@ -402,7 +406,7 @@ test('the server module loads where `redis` is not installed, and createRedisSto
   }
 });
 
-test('node:http: a client with nothing to replay sees the headers at once, then live events', async () => {
+test('node:http: a client with nothing to replay sees the headers and a first line at once, then live events', async () => {
   const log = createEventLog({ heartbeatMs: 0 });
   const s = http.createServer((req, res) => log.serve(req, res));
   await new Promise((r) => s.listen(0, '127.0.0.1', r));
@@ -410,7 +414,11 @@ test('node:http: a client with nothing to replay sees the headers at once, then 
     const ac = new AbortController();
     const res = await fetch(`http://127.0.0.1:${s.address().port}/`, { signal: ac.signal }); // resolves on the headers
     assert.equal(res.status, 200);
+    // nginx with its default proxy_buffering on streams a response that says so.
+    assert.equal(res.headers.get('x-accel-buffering'), 'no');
     const reader = res.body.getReader();
+    // A byte of the body before any event: a proxy that forwards headers only with one (Vite's) opens now.
+    assert.equal(new TextDecoder().decode((await reader.read()).value), HELLO);
     const id = await log.append({ data: 'live' });
     assert.equal(new TextDecoder().decode((await reader.read()).value), `id: ${id}\ndata: live\n\n`);
     ac.abort();
@@ -444,4 +452,35 @@ test("connect()'s handle works unbound, as a socket's listener or destructured: 
   } finally {
     await log.close();
   }
+});
+
+test('the heartbeat is a named event an EventSource delivers, at the start and every heartbeatMs, saying the interval and the id parameter', async () => {
+  const frames = (text) => text.split('\n\n').filter(Boolean);
+  for (const [options, hello] of [
+    [{ heartbeatMs: 120 }, 'event: heartbeat\ndata: {"heartbeatMs":120,"lastEventIdParam":"lastEventId"}'],
+    [{ heartbeatMs: 120, heartbeatEvent: 'beat', lastEventIdParam: null }, 'event: beat\ndata: {"heartbeatMs":120}'],
+    [{ heartbeatMs: 120, lastEventIdParam: 'since' }, 'event: heartbeat\ndata: {"heartbeatMs":120,"lastEventIdParam":"since"}'],
+  ]) {
+    const log = createEventLog(options);
+    const s = http.createServer((req, res) => log.serve(req, res));
+    await new Promise((r) => s.listen(0, '127.0.0.1', r));
+    try {
+      const ac = new AbortController();
+      const res = await fetch(`http://127.0.0.1:${s.address().port}/`, { signal: ac.signal });
+      const reader = res.body.getReader();
+      const decoder = new TextDecoder();
+      let text = '';
+      const started = Date.now();
+      // Three heartbeats: the first at once, then one every 120 ms (a test's bound: 5 s).
+      while (frames(text).length < 3 && Date.now() - started < 5000) text += decoder.decode((await reader.read()).value);
+      assert.deepEqual(frames(text).slice(0, 3), [hello, hello, hello], JSON.stringify(options));
+      assert.doesNotMatch(text, /^:/m, 'no comment lines: an EventSource never shows them');
+      ac.abort();
+    } finally {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+      await log.close();
+    }
+  }
+  assert.throws(() => createEventLog({ heartbeatEvent: 'a\nb' }), TypeError);
 });

@@ -32,6 +32,9 @@
 //   cut:N                                  send N events, then destroy the socket mid-stream
 //   stream                                 send a numbered event every 25 ms until the client goes
 //   retry:MS                               first send a 'retry:' field
+//   announce:MS[:PARAM]                    first send managed-eventsource/server's heartbeat event, which
+//                                          announces its interval MS and the id parameter PARAM (default
+//                                          lastEventId; empty: none), once
 //   hint:MS                                send a 'retry-hint' event with MS as data, then end
 //   slow:MS                                accept, then send nothing for MS before answering (what
 //                                          follows '+', or a stream)
@@ -190,6 +193,7 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     for (const part of parts) {
       const [kind, arg, arg2] = part.split(':');
       if (kind === 'retry') prefix += `retry: ${Number(arg)}\n\n`;
+      else if (kind === 'announce') prefix += `event: heartbeat\ndata: ${JSON.stringify({ heartbeatMs: Number(arg), ...(arg2 === '' ? {} : { lastEventIdParam: arg2 ?? 'lastEventId' }) })}\n\n`;
       else if (kind === 'slow') slow = Number(arg);
       else body = { kind, arg, arg2 };
     }
