@@ -5,13 +5,16 @@
 //   GET  /events        the event stream: gate, then replay after Last-Event-ID or ?lastEventId=, then live
 //   POST /publish       appends the request body as one event; answers its id (or "null": stored nowhere)
 //   GET  /stats         { open, admitted, refused, log: stats, status } (?times: and admittedAt, Date.now() each)
+//   GET  /page, /pkg/*  with --page: an empty page and the built package, for a browser that loads them
+//                       through a proxy in front of the node (tests/page/proxies-scene.mjs)
 //
 //   node scripts/fleet-node.mjs --port P --store memory|redis [--redis URL --key K] --rate R --burst B
+//                               [--heartbeat MS] [--page]
 //
 // It says `{ ready: port }` over IPC once it listens.
 
 import http from 'node:http';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -22,7 +25,9 @@ const { createEventLog, createMemoryStore, createRedisStore, createGate } = awai
 
 const kind = arg('store', 'memory');
 const store = kind === 'redis' ? await createRedisStore({ url: arg('redis'), key: arg('key', 'fleet'), reconnect: { baseMs: 100, maxMs: 2000 } }) : createMemoryStore();
-const log = createEventLog({ store, heartbeatMs: 5000 });
+const log = createEventLog({ store, heartbeatMs: Number(arg('heartbeat', '5000')) });
+const page = process.argv.includes('--page');
+const TYPES = { js: 'text/javascript', wasm: 'application/wasm', map: 'application/json' };
 const rate = Number(arg('rate', '100'));
 const gate = createGate({ ratePerSec: rate, burst: Number(arg('burst', String(rate))), pace: true, spreadMs: 500 });
 let admitted = 0;
@@ -55,6 +60,15 @@ const server = http.createServer((req, res) => {
       }
     });
     return;
+  }
+  if (page && req.url === '/page') {
+    res.writeHead(200, { 'Content-Type': 'text/html' });
+    return res.end('<!doctype html><meta charset="utf-8"><title>fleet node</title>');
+  }
+  const file = page && /^\/pkg\/([\w.-]+)\.(js|wasm|map)$/.exec(req.url);
+  if (file && existsSync(new URL(`../pkg/${file[1]}.${file[2]}`, import.meta.url))) {
+    res.writeHead(200, { 'Content-Type': TYPES[file[2]], 'Cache-Control': 'no-store' });
+    return res.end(readFileSync(new URL(`../pkg/${file[1]}.${file[2]}`, import.meta.url)));
   }
   if (req.url.startsWith('/stats')) {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });

@@ -167,6 +167,8 @@ function setup({ browser, redis }) {
           ]
         : []),
       ['redis-server', () => which('redis-server')],
+      // nginx in front of our server (tests/page/proxies.test.mjs); Debian keeps it in /usr/sbin.
+      ...(browser ? [['nginx-light', () => which('nginx') || existsSync('/usr/sbin/nginx')]] : []),
     ];
     debianPackages(
       wanted.filter(([, found]) => !found()).map(([name]) => name),
