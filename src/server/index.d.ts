@@ -166,7 +166,7 @@ export interface EventLogOptions {
   maxBufferedBytes?: number;
   /** The store's status changed: 'unavailable' (live events go on, with no id), 'ready' again. */
   onstatus?: (status: StoreStatus, error?: unknown) => void;
-  /** An unexpected error inside serve() or response(), which answered 500 or closed the stream, or a connection's writer that threw (that connection alone is ended). */
+  /** An unexpected error inside serve() or response(), which answered 500 or closed the stream, a connection's writer that threw (that connection alone is ended), or the store's error when it becomes 'unavailable' (Redis down, or its blocking XREAD refused: no live events). */
   onerror?: (error: unknown) => void;
   now?: () => number;
   random?: () => number;
@@ -197,7 +197,8 @@ export interface ServeOptions {
 export interface EventLog {
   readonly store: EventStore;
   readonly status: StoreStatus;
-  readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number };
+  /** Store reads, reads shared, resumes served from the recent window, reload events, connections, the times the store became unavailable, and the recent window's events in memory. */
+  readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number; storeErrors: number; recentHeld: number };
   /** Connections attached to the live feed. */
   readonly connections: number;
   /** Resolves to the event's id, in the order of the calls, or to null when the store is unavailable (the
@@ -250,6 +251,8 @@ export interface ResumableStreamsOptions {
   lastEventIdParam?: string;
   /** A client more than this many bytes behind when the next chunk comes is sent no more: its stream ends after what it was sent, whole, and it resumes from its last id (with serve(), one that then takes in nothing for 30 s is disconnected). Default 1 MiB. */
   maxBufferedBytes?: number;
+  /** What a producer threw (the client sees only an `error` event saying the stream failed on the server), or a response's write that threw (that client alone is dropped). */
+  onerror?: (error: unknown) => void;
 }
 
 export interface ResumableStreams {

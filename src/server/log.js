@@ -211,6 +211,9 @@ export function createMemoryStore(options = {}) {
 
 // ---- the log -----------------------------------------------------------------------------------------
 
+/** How far ahead of the clock a given id's time part may be (another node's clock, a little ahead). */
+const MAX_AHEAD_MS = 10_000;
+
 /** The admission of a server with no gate: nothing to release. */
 const ADMITTED = Object.freeze({ ok: true, release() {} });
 
@@ -256,7 +259,7 @@ export function createEventLog(options = {}) {
   const recentWindow = { events: [], from: 0, start: store.head ?? null };
   const connections = new Set();
   const reads = new Map(); // afterId -> { promise, issuedAt (fed count), done, at }
-  const stats = { reads: 0, sharedReads: 0, windowServed: 0, reloads: 0, connections: 0 };
+  const stats = { reads: 0, sharedReads: 0, windowServed: 0, reloads: 0, connections: 0, storeErrors: 0 };
   let fed = 0; // events fed so far: a read issued at fed = n saw every event fed before n
   let gapPending = false; // events went out with no id while the store was down
   let status = store.status ?? 'ready';
@@ -277,21 +280,28 @@ export function createEventLog(options = {}) {
     if (recentWindow.events.length - recentWindow.from > recent) {
       recentWindow.start = recentWindow.events[recentWindow.from].id;
       recentWindow.from++;
-      if (recentWindow.from > 1024 && recentWindow.from * 2 > recentWindow.events.length) {
-        recentWindow.events.splice(0, recentWindow.from);
-        recentWindow.from = 0;
-      }
+    }
+    trimWindow();
+  }
+
+  /** Lets go of the events the window no longer holds once they are most of its array, whichever trim
+   * (count or age) dropped them: what it keeps in memory stays within twice what it holds, or 1,024. */
+  function compactWindow() {
+    if (recentWindow.from > 1024 && recentWindow.from * 2 > recentWindow.events.length) {
+      recentWindow.events.splice(0, recentWindow.from);
+      recentWindow.from = 0;
     }
   }
 
   /** The window keeps to the store's age bound: what the store would no longer replay, it does not. */
   function trimWindow() {
-    if (!(store.maxAgeMs < Infinity)) return;
+    if (!(store.maxAgeMs < Infinity)) return compactWindow();
     const cutoff = now() - store.maxAgeMs;
     while (recentWindow.events.length > recentWindow.from && recentWindow.events[recentWindow.from].at <= cutoff) {
       recentWindow.start = recentWindow.events[recentWindow.from].id;
       recentWindow.from++;
     }
+    compactWindow();
   }
 
   /** Whether the window holds every event after `id` that has been fed. */
@@ -361,6 +371,10 @@ export function createEventLog(options = {}) {
     status(next, error) {
       if (next === status) return;
       status = next;
+      if (next === 'unavailable') {
+        stats.storeErrors++;
+        if (error !== undefined) onerror?.(error);
+      }
       if (next === 'ready' && gapPending) writeGapMarker();
       onstatus?.(next, error);
     },
@@ -643,7 +657,8 @@ export function createEventLog(options = {}) {
     },
     /** Store reads issued, reads shared, connections served from the recent window, reload events sent. */
     get stats() {
-      return { ...stats };
+      // recentHeld: the window's events in memory, those it no longer holds but has not let go of included.
+      return { ...stats, recentHeld: recentWindow.events.length };
     },
     /** Connections attached to the live feed. */
     get connections() {
@@ -655,6 +670,11 @@ export function createEventLog(options = {}) {
     async append(entry) {
       if (closed) throw new Error(`${PREFIX}: the event log is closed`);
       const checked = checkEntry(entry);
+      if (checked.id !== undefined) {
+        const ms = Number(checked.id.slice(0, checked.id.indexOf('-')));
+        // Every later id would inherit a time part ahead of the clock, and those events would not age out.
+        if (ms > now() + MAX_AHEAD_MS) throw new RangeError(`${PREFIX}: a given id's time part must not be more than ${MAX_AHEAD_MS} ms ahead of the clock (${Math.round(now())}), not ${checked.id}`);
+      }
       try {
         return await store.append(checked);
       } catch (error) {
@@ -743,6 +763,7 @@ export function createEventLog(options = {}) {
         const finish = () => {
           detach(conn);
           admission.release();
+          request.signal?.removeEventListener('abort', finish); // a signal may outlive the stream
         };
         if (request.signal?.aborted) {
           finish();

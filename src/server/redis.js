@@ -221,7 +221,7 @@ export async function createRedisStore(options = {}) {
    * became of it: STORE_UNAVAILABLE (never sent: the connection was down or failed before writing it),
    * STORE_NOT_SENT (never sent: it waited commandTimeoutMs behind other commands), STORE_TIMEOUT (sent, and
    * not answered in time or before the connection failed: Redis may still carry it out). */
-  function run(command, connection = client) {
+  function run(command, connection = client, deadlineMs = commandTimeoutMs) {
     if (!connection.isReady) return Promise.reject(unavailable(lastError ?? 'not connected'));
     const what = command[0] === 'EVALSHA' || command[0] === 'EVAL' ? 'a script' : command[0];
     const pending = { connection, controller: new AbortController(), lost: false };
@@ -236,8 +236,8 @@ export async function createRedisStore(options = {}) {
       timer = setTimeout(() => {
         // Not written yet: node-redis drops it now and the rejection below says so, before setImmediate runs.
         pending.controller.abort();
-        setImmediate(() => settle(reject, storeError('STORE_TIMEOUT', `Redis at ${url} did not answer ${what} within ${commandTimeoutMs} ms (commandTimeoutMs); it may still carry it out`)));
-      }, commandTimeoutMs);
+        setImmediate(() => settle(reject, storeError('STORE_TIMEOUT', `Redis at ${url} did not answer ${what} within ${deadlineMs} ms (commandTimeoutMs${deadlineMs === commandTimeoutMs ? '' : ' after its block'}); it may still carry it out`)));
+      }, deadlineMs);
       connection.sendCommand(command, { abortSignal: pending.controller.signal, timeout: 0 }).then(
         (reply) => settle(resolve, reply),
         (error) => {
@@ -329,7 +329,9 @@ export async function createRedisStore(options = {}) {
           lastSeen = s.head ?? '0-0';
           consumer?.reset(s.head);
         }
-        const reply = await follower.sendCommand(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', key, lastSeen]);
+        // Its deadline is its block plus commandTimeoutMs: a Redis that stopped answering is noticed.
+        const reply = await run(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', key, lastSeen], follower, blockMs + commandTimeoutMs);
+        if (feedFailures > 0) feedBack();
         for (const entry of entriesOf(reply, key)) {
           if (compareIds(entry[0], lastSeen) <= 0) continue;
           lastSeen = entry[0];
@@ -337,9 +339,28 @@ export async function createRedisStore(options = {}) {
         }
       } catch (error) {
         if (closed) return;
-        if (follower.isReady) await new Promise((r) => setTimeout(r, 50)); // a reply error: do not spin
+        // Refused (an ACL without @blocking, a proxy that refuses blocking commands) or not answered in time,
+        // on a connection that is up: no live event reaches anyone, so the store says so, and tries again on
+        // the ladder rather than every few milliseconds.
+        if (follower.isReady) {
+          feedFailed(error);
+          await new Promise((r) => setTimeout(r, Math.max(50, ladderDelay(Math.min(feedFailures, 30), ladder, random))));
+        }
       }
     }
+  }
+
+  /** The feed's failures in a row on a connection that was up (0: it delivers). While there are any the store
+   * is 'unavailable': appends and replays work, live events do not flow. */
+  let feedFailures = 0;
+  function feedFailed(error) {
+    feedFailures++;
+    const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events: its blocking XREAD failed (${error?.message ?? error}); appends and replays still work. An ACL needs @blocking (+xread), and a proxy in front of Redis must allow blocking commands`, error);
+    if (status === 'ready') setStatus('unavailable', why);
+  }
+  function feedBack() {
+    feedFailures = 0;
+    if (status === 'unavailable' && client.isReady) setStatus('ready');
   }
 
   let close;

@@ -30,7 +30,8 @@ function streamId() {
  * resumable, default 5 minutes), `maxEvents` (chunks a stream holds, default 100,000; past it the producer's
  * chunks are dropped and an `error` event says so), `lastEventIdParam` (default 'lastEventId'),
  * `maxBufferedBytes` (a client this far behind as the next chunk comes is sent no more: its stream ends and
- * it resumes; default 1 MiB).
+ * it resumes; default 1 MiB), `onerror` (what a producer threw, which the client sees only as an `error`
+ * event saying the stream failed on the server).
  */
 export function createResumableStreams(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createResumableStreams takes an options object, not ${describe(options)}`);
@@ -38,6 +39,8 @@ export function createResumableStreams(options = {}) {
   const maxEvents = range('maxEvents', options.maxEvents ?? 100_000, 1);
   const lastEventIdParam = eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
   const maxBufferedBytes = finite('maxBufferedBytes', options.maxBufferedBytes ?? 1 << 20, 1);
+  const onerror = options.onerror ?? null;
+  if (onerror !== null && typeof onerror !== 'function') throw new TypeError(`${PREFIX}: onerror must be a function, not ${describe(onerror)}`);
   const streams = new Map(); // id -> { id, frames, done, listeners }
 
   function start(produce) {
@@ -45,9 +48,18 @@ export function createResumableStreams(options = {}) {
     const id = streamId();
     const stream = { id, frames: [frameOf(`${id}:0`, 'stream', id)], done: false, listeners: new Set() };
     streams.set(id, stream);
+    // A listener whose write throws (a response that went meanwhile) is dropped alone: the producer, and the
+    // other listeners, go on.
     const push = (text) => {
       stream.frames.push(text);
-      for (const l of stream.listeners) l.write(text);
+      for (const l of stream.listeners) {
+        try {
+          l.write(text);
+        } catch (error) {
+          stream.listeners.delete(l);
+          onerror?.(error);
+        }
+      }
     };
     (async () => {
       try {
@@ -59,10 +71,18 @@ export function createResumableStreams(options = {}) {
           push(frameOf(`${id}:${stream.frames.length}`, event, data));
         }
       } catch (error) {
-        push(frameOf(`${id}:${stream.frames.length}`, 'error', String(error?.message ?? error)));
+        // What failed is the server's business (onerror); every browser is told only that it did.
+        onerror?.(error);
+        push(frameOf(`${id}:${stream.frames.length}`, 'error', 'the stream failed on the server'));
       } finally {
         stream.done = true;
-        for (const l of stream.listeners) l.end();
+        for (const l of stream.listeners) {
+          try {
+            l.end();
+          } catch (error) {
+            onerror?.(error);
+          }
+        }
         stream.listeners.clear();
         const timer = setTimeout(() => streams.delete(id), keepMs);
         timer.unref?.();

@@ -10,7 +10,7 @@ import { redisForTests, server } from './fixtures/redis-stores.mjs';
 
 const fixture = redisForTests('faults');
 const { STORES } = fixture;
-const { createEventLog, createMemoryStore, createRedisStore, createGate } = server;
+const { createEventLog, createMemoryStore, createRedisStore, createGate, createResumableStreams } = server;
 
 /** What a connection wrote, as `[event, data]` pairs (comments and heartbeats dropped). */
 function parse(text) {
@@ -464,5 +464,138 @@ test('close() with Redis answering nothing returns within commandTimeoutMs', asy
   } finally {
     await admin.sendCommand(['CLIENT', 'UNPAUSE']).catch(() => {});
     await admin.close();
+  }
+});
+
+test('a Redis that refuses the blocking XREAD (an ACL without @blocking): the store says unavailable, naming why, appends and replays still work, and live events flow again once it may', async () => {
+  const { createClient } = await import('redis');
+  const admin = createClient({ url: fixture.redis.url });
+  await admin.connect();
+  const user = `noblock${process.pid}`;
+  await admin.sendCommand(['ACL', 'SETUSER', user, 'on', '>secret', '~*', '&*', '+@all', '-@blocking']);
+  const statuses = [];
+  const errors = [];
+  const url = fixture.redis.url.replace('redis://', `redis://${user}:secret@`);
+  const log = createEventLog({
+    store: await createRedisStore({ url, key: fixture.key(), commandTimeoutMs: 500, reconnect: { baseMs: 50, maxMs: 200 } }),
+    heartbeatMs: 0,
+    recent: 0,
+    onstatus: (s, e) => statuses.push([s, e?.message ?? null]),
+    onerror: (e) => errors.push(e),
+  });
+  const seen = [];
+  try {
+    await until(() => log.status === 'unavailable', 'the store says it cannot deliver live events', 5000);
+    assert.match(statuses[0][1], /XREAD/, statuses[0][1]);
+    assert.match(statuses[0][1], /NOPERM|blocking/i, statuses[0][1]);
+    assert.equal(errors.length, 1, 'onerror told once, not at every try');
+    const live = await log.connect('');
+    live.start((text) => seen.push(...parse(text)));
+    const id = await log.append({ data: 'stored' });
+    assert.match(id, /^\d+-\d+$/, 'an append is still stored');
+    // Let it block: the feed comes back on its ladder (at most 200 ms here), and delivers what it missed.
+    await admin.sendCommand(['ACL', 'SETUSER', user, '+@blocking']);
+    await until(() => log.status === 'ready', 'ready again', 5000);
+    await until(() => seen.length === 1, 'the event appended meanwhile, delivered live', 5000);
+    assert.deepEqual(seen, [['message', 'stored']]);
+  } finally {
+    await log.close();
+    await admin.sendCommand(['ACL', 'DELUSER', user]).catch(() => {});
+    await admin.close();
+  }
+});
+
+test("a slow stream's recent window lets go of the events it aged out: 30 days at one event a minute hold about an hour's, not all 43,200", async () => {
+  let t = Date.UTC(2026, 0, 1);
+  const now = () => t;
+  const log = createEventLog({ store: createMemoryStore({ now }), now, heartbeatMs: 0 });
+  let id = null;
+  for (let minute = 0; minute < 30 * 24 * 60; minute++) {
+    t += 60_000;
+    id = await log.append({ data: String(minute) });
+    if (minute % 60 === 0) (await log.connect(id)).close(); // an hourly resume, as clients come and go
+  }
+  const { recentHeld } = log.stats;
+  assert.ok(recentHeld <= 2 * 60 + 1024 + 1, `the window holds ${recentHeld} events in memory for 60 within maxAgeMs`);
+  await log.close();
+});
+
+test("response() removes its listener from the request's signal when the stream ends otherwise (a signal may outlive many streams)", async () => {
+  const { getEventListeners } = await import('node:events');
+  const log = createEventLog({ heartbeatMs: 0 });
+  const ac = new AbortController();
+  const requests = Array.from({ length: 3 }, () => new Request('http://x/', { signal: ac.signal }));
+  const responses = [];
+  for (const request of requests) responses.push(await log.response(request));
+  assert.equal(getEventListeners(requests[0].signal, 'abort').length, 1, 'listening while the stream runs');
+  for (const r of responses) await r.body.cancel();
+  for (const request of requests) assert.equal(getEventListeners(request.signal, 'abort').length, 0, 'a cancelled body');
+  const last = new Request('http://x/', { signal: ac.signal });
+  const ended = await log.response(last);
+  await log.close();
+  await ended.text();
+  assert.equal(getEventListeners(last.signal, 'abort').length, 0, 'a stream the log ended');
+});
+
+test('a given id whose time part is ahead of the clock is a RangeError in both stores (every later id would inherit it, and never age out)', async () => {
+  for (const kind of ['memory', 'redis']) {
+    const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0 });
+    try {
+      for (const id of [`${Date.now() + 60_000}-0`, '9007199254740993-0']) {
+        await assert.rejects(log.append({ data: 'x', id }), (e) => e instanceof RangeError && /ahead of the clock/.test(e.message), `${kind} ${id}`);
+      }
+      const near = `${Date.now() + 1000}-0`; // another node's clock, a second ahead
+      assert.equal(await log.append({ data: 'x', id: near }), near, kind);
+    } finally {
+      await log.close();
+    }
+  }
+});
+
+test("a resumable stream's producer error reaches the client only as 'failed on the server', and its message goes to onerror; a listener that throws is dropped alone, no unhandled rejection", async () => {
+  const errors = [];
+  const streams = createResumableStreams({ onerror: (e) => errors.push(e) });
+  const response = await streams.response(new Request('http://x/', { method: 'POST' }), async function* () {
+    yield 'one';
+    throw new Error('password=hunter2 at db.internal:5432');
+  });
+  const text = await response.text();
+  assert.doesNotMatch(text, /hunter2|db\.internal/);
+  assert.match(text, /event: error\ndata: the stream failed on the server\n\n/);
+  assert.equal(errors[0].message, 'password=hunter2 at db.internal:5432');
+  // A response whose write throws once the stream is under way (a framework's adapter, a socket gone bad).
+  const unhandled = [];
+  const onUnhandled = (e) => unhandled.push(e);
+  process.on('unhandledRejection', onUnhandled);
+  try {
+    let release;
+    const gate = new Promise((r) => (release = r));
+    const written = [];
+    const res = {
+      headersSent: false,
+      writableLength: 0,
+      writeHead() {
+        this.headersSent = true;
+      },
+      write(text) {
+        if (written.length >= 2) throw new Error('this response cannot be written to any more');
+        written.push(text);
+      },
+      end() {},
+      on() {},
+    };
+    streams.serve({ headers: {}, url: '/' }, res, async function* () {
+      yield 'a';
+      await gate;
+      yield 'b';
+      yield 'c';
+    });
+    release();
+    await until(() => errors.length === 2, 'the throwing write told to onerror');
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(errors[1].message, 'this response cannot be written to any more');
+    assert.deepEqual(unhandled, []);
+  } finally {
+    process.off('unhandledRejection', onUnhandled);
   }
 });
