@@ -198,6 +198,8 @@ export interface EventLog {
   readonly store: EventStore;
   readonly status: StoreStatus;
   /** Store reads, reads shared, resumes served from the recent window, reload events, connections, the times the store became unavailable, and the recent window's events in memory. */
+  /** For a rolling deploy: ends every connection over `overMs` (default 10,000), each at its own moment of the window (spread evenly, at random), after a `retry:` of up to 1 s; until the window ends new clients are turned away softly. Resolves to the connections drained; then call close(). */
+  drain(options?: { overMs?: number }): Promise<number>;
   readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number; storeErrors: number; recentHeld: number };
   /** Connections attached to the live feed. */
   readonly connections: number;

@@ -211,6 +211,10 @@ export function createMemoryStore(options = {}) {
 
 // ---- the log -----------------------------------------------------------------------------------------
 
+/** The longest `retry:` a drained connection is sent: a native EventSource then reconnects within it, ours
+ * after its ladder's first step (up to baseMs, 1 s at the defaults); the window is what spreads them. */
+const DRAIN_RETRY_MS = 1000;
+
 /** How far ahead of the clock a given id's time part may be (another node's clock, a little ahead). */
 const MAX_AHEAD_MS = 10_000;
 
@@ -264,6 +268,8 @@ export function createEventLog(options = {}) {
   let gapPending = false; // events went out with no id while the store was down
   let status = store.status ?? 'ready';
   let closed = false;
+  /** While a drain runs: when it ends (now() ms), else null. New clients are turned away until then. */
+  let drainingUntil = null;
 
   const reloadFrame = (id, reason) => {
     stats.reloads++;
@@ -648,6 +654,55 @@ export function createEventLog(options = {}) {
     };
   }
   const unavailableWait = () => Math.round(unavailableRetryMs + random() * unavailableRetryMs);
+  /** A client turned away during a drain comes back after it, at a random moment of a window as long again:
+   * to this node restarted, or (behind a balancer) to another. */
+  const draining = () => drainingUntil !== null && now() < drainingUntil;
+  const drainWait = () => {
+    const left = Math.max(0, drainingUntil - now());
+    return Math.min(2 ** 31 - 1, Math.round(left + random() * Math.max(left, DRAIN_RETRY_MS)));
+  };
+
+  /**
+   * The drain (see the returned object's `drain`): each connection is ended at its own moment of the window,
+   * the window cut into as many equal slots as there are connections, each at a random point of its own slot
+   * (stratified, so the ends are spread evenly and never bunch), after a `retry:` of up to DRAIN_RETRY_MS.
+   */
+  function drain(options = {}) {
+    if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: drain takes an options object, not ${describe(options)}`);
+    const overMs = wait('overMs', options.overMs ?? 10_000);
+    if (closed) return Promise.resolve(0);
+    const start = now();
+    drainingUntil = Math.max(drainingUntil ?? 0, start + overMs);
+    const list = [...connections];
+    for (let i = list.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1));
+      [list[i], list[j]] = [list[j], list[i]];
+    }
+    const slot = list.length ? overMs / list.length : 0;
+    return new Promise((done) => {
+      let left = list.length;
+      let drained = 0;
+      if (left === 0) return done(0);
+      const resolve = () => (drainsPending.delete(resolve), done(drained));
+      drainsPending.add(resolve);
+      list.forEach((c, i) => {
+        const timer = setTimeout(() => {
+          drains.delete(timer);
+          if (c.active) {
+            // Where the client reconnects by itself (a native EventSource), it waits this long; ours takes
+            // its ladder's first step.
+            if (c.write) send(c, `retry: ${Math.round(random() * DRAIN_RETRY_MS)}\n\n`);
+            end(c);
+            drained++;
+          }
+          if (--left === 0) resolve();
+        }, Math.round((i + random()) * slot));
+        drains.add(timer);
+      });
+    });
+  }
+  const drains = new Set(); // the drains' timers, which close() clears
+  const drainsPending = new Set(); // the drains' resolvers, which close() calls (it ends what is left)
 
   return {
     store,
@@ -701,6 +756,7 @@ export function createEventLog(options = {}) {
     async serve(req, res, opts = {}) {
       let admission = null;
       try {
+        if (draining()) return reject(res, drainWait(), { hintEvent: opts.hintEvent });
         admission = admit(opts);
         if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
@@ -751,6 +807,7 @@ export function createEventLog(options = {}) {
     async response(request, opts = {}) {
       let admission = null;
       try {
+        if (draining()) return rejectResponse(drainWait(), { hintEvent: opts.hintEvent });
         admission = admit(opts);
         if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
@@ -806,10 +863,23 @@ export function createEventLog(options = {}) {
       }
     },
 
+    /**
+     * For a rolling deploy: ends every connection over `overMs` (default 10,000) rather than at once, each at
+     * its own moment of the window (spread evenly, at random), after a short `retry:`, so that the clients
+     * arrive at the other nodes at about connections/overMs a second, not in one wave (seed 001). Until the
+     * window ends, a new client is turned away softly (`retry:` past the window). Resolves to the number of
+     * connections it ended (close() meanwhile ends the rest, and resolves it); then `close()`. Choose overMs so that connections/overMs is within what the other
+     * nodes' gates admit.
+     */
+    drain,
+
     /** Ends every connection (the streams of serve() and response() end; a connect() handle's `end` is
      * called), refuses the resumes still in flight, and closes the store. */
     async close() {
       closed = true;
+      for (const t of drains) clearTimeout(t);
+      drains.clear();
+      for (const resolve of [...drainsPending]) resolve(); // what is left, close() ends
       for (const c of [...connections]) end(c);
       connections.clear();
       clearInterval(beat);

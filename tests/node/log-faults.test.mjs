@@ -599,3 +599,55 @@ test("a resumable stream's producer error reaches the client only as 'failed on 
     process.off('unhandledRejection', onUnhandled);
   }
 });
+
+test('drain({ overMs }) ends every connection over the window, spread evenly (never a wave), each after a short retry:, and turns new clients away softly until it ends', async () => {
+  const N = 200;
+  const OVER = 1000;
+  const log = createEventLog({ heartbeatMs: 0 });
+  const s = await listen((req, res) => log.serve(req, res));
+  try {
+    const ends = [];
+    const texts = [];
+    for (let i = 0; i < N; i++) {
+      const conn = await log.connect('');
+      const k = i;
+      texts[k] = '';
+      conn.start((t) => (texts[k] += t), () => ends.push(Date.now()));
+    }
+    const t0 = Date.now();
+    const draining = log.drain({ overMs: OVER });
+    // A client arriving meanwhile is told to come back after the window, not admitted.
+    const refused = await (await fetch(s.url)).text();
+    const wait = Number(/^retry: (\d+)/.exec(refused)?.[1]);
+    assert.ok(wait >= OVER - 200, `told to wait ${wait} ms: ${refused}`);
+    assert.equal(await draining, N);
+    assert.equal(ends.length, N);
+    assert.equal(log.connections, 0);
+    assert.ok(texts.every((t) => /^retry: \d+\n\n$/.test(t) && Number(t.slice(7)) <= 1000), texts.find((t) => !/^retry: \d+\n\n$/.test(t)));
+    // Spread: in each tenth of the window, about a tenth of the ends (stratified: 20 each, give or take the
+    // timers' lateness on a busy machine), never the wave close() makes.
+    const buckets = Array(10).fill(0);
+    for (const t of ends) buckets[Math.min(9, Math.floor(((t - t0) / OVER) * 10))]++;
+    assert.ok(Math.max(...buckets) <= N / 10 + 12, `ends per tenth of the window: ${buckets}`);
+    assert.ok(ends.at(-1) - t0 >= OVER * 0.9, `the last ended after ${ends.at(-1) - t0} ms`);
+    // Once the window is over, clients are admitted again (a drain is not a close).
+    await new Promise((r) => setTimeout(r, Math.max(0, t0 + OVER + 10 - Date.now())));
+    const ac = new AbortController();
+    const again = await fetch(s.url, { signal: ac.signal });
+    const reader = again.body.getReader();
+    assert.match(new TextDecoder().decode((await reader.read()).value), /^event: heartbeat/);
+    ac.abort();
+  } finally {
+    await s.close();
+    await log.close();
+  }
+});
+
+test('close() during a drain ends what is left at once, and the drain resolves', async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  for (let i = 0; i < 10; i++) (await log.connect('')).start(() => {});
+  const draining = log.drain({ overMs: 60_000 });
+  await log.close();
+  assert.equal(await draining, 0);
+  assert.equal(log.connections, 0);
+});
