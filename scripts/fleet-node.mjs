@@ -4,7 +4,9 @@
 //
 //   GET  /events        the event stream: gate, then replay after Last-Event-ID or ?lastEventId=, then live
 //   POST /publish       appends the request body as one event; answers its id (or "null": stored nowhere)
-//   GET  /stats         { open, admitted, refused, log: stats, status } (?times: and admittedAt, Date.now() each)
+//   GET  /stats         { open, admitted, refused, log: stats, status } (?times: and admittedAt and arrivedAt,
+//                       Date.now() of each admission and of each client the gate was asked about)
+//   IPC { drain: MS }   drains the log over MS (a rolling deploy's stop), closes it, says { drained }, exits
 //   GET  /page, /pkg/*  with --page: an empty page and the built package, for a browser that loads them
 //                       through a proxy in front of the node (tests/page/proxies-scene.mjs)
 //
@@ -33,8 +35,10 @@ const gate = createGate({ ratePerSec: rate, burst: Number(arg('burst', String(ra
 let admitted = 0;
 const admittedAt = []; // Date.now() of each admission
 let refused = 0;
+const arrivedAt = []; // Date.now() of each client the gate was asked about, admitted or not
 const countedGate = {
   admit() {
+    arrivedAt.push(Date.now());
     const a = gate.admit();
     if (a.ok) {
       admitted++;
@@ -72,10 +76,21 @@ const server = http.createServer((req, res) => {
   }
   if (req.url.startsWith('/stats')) {
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
-    return res.end(JSON.stringify({ open: gate.open, admitted, refused, admittedAt: req.url.includes('times') ? admittedAt : undefined, connections: log.connections, log: log.stats, status: log.status }));
+    return res.end(JSON.stringify({ open: gate.open, admitted, refused, admittedAt: req.url.includes('times') ? admittedAt : undefined, arrivedAt: req.url.includes('times') ? arrivedAt : undefined, connections: log.connections, log: log.stats, status: log.status }));
   }
   res.writeHead(404);
   res.end();
 });
 server.keepAliveTimeout = 60_000;
+// A rolling deploy's stop (scripts/fleet.mjs --rolling): { drain: overMs } drains the log over that window,
+// closes it, says { drained } and exits.
+process.on('message', async (m) => {
+  if (typeof m?.drain !== 'number') return;
+  const drained = await log.drain({ overMs: m.drain });
+  await log.close();
+  process.send?.({ drained });
+  server.close();
+  server.closeAllConnections?.();
+  process.exit(0);
+});
 server.listen(Number(arg('port', '0')), '127.0.0.1', () => process.send?.({ ready: server.address().port }));

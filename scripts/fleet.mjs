@@ -13,6 +13,8 @@
 //   node scripts/population.mjs --fleet --quick         300 clients, both stores (under a minute); `npm test`
 //   node scripts/population.mjs --fleet --store redis   one store only
 //   node scripts/population.mjs --fleet --write         also writes the fleet section of docs/storm.md (if it passed)
+//   node scripts/population.mjs --fleet --rolling       a rolling deploy instead of the kill: each node drains
+//                                                       (log.drain), exits and starts again; Redis only
 //
 // Exits 1 if the Redis run lost or repeated an event, left a client out of order or unconnected, or took
 // longer than 1.15 x N/C to admit all the moved clients (99 % is printed beside it).
@@ -38,6 +40,10 @@ const PUBLISH_EVERY_MS = quick ? 50 : 100;
 const BEFORE_MS = quick ? 1500 : 3000; // publishing before the kill
 const AFTER_MS = quick ? 1500 : 3000; // publishing after the node is back
 const PACING_LIMIT = 1.15;
+// --rolling: a rolling deploy instead of the kill. Each node drains (log.drain) over its clients / the other
+// node's gate rate x DRAIN_MARGIN, so that they arrive there within its rate.
+const rolling = process.argv.includes('--rolling');
+const DRAIN_MARGIN = 1.25;
 
 const say = (msg) => console.log(`[fleet] ${msg}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -154,6 +160,33 @@ async function runFleet(kind) {
     };
     await sleep(BEFORE_MS);
 
+    if (rolling) {
+      // A rolling deploy: each node in turn drains over a window sized for the other's gate, exits and is
+      // started again; the other node's arrivals (admitted or refused) are counted a second at a time.
+      result.rolling = [];
+      for (const i of [1, 0]) {
+        const other = 1 - i;
+        const moved = (await open()).each[i];
+        const overMs = Math.ceil((moved / RATE) * 1000 * DRAIN_MARGIN);
+        const t = Date.now();
+        nodes[i].proc.send({ drain: overMs });
+        await nodes[i].gone;
+        nodes[i] = await child('fleet-node.mjs', nodeArgs(ports[i]));
+        const backMs = await waitOpen(N, overMs * 3 + 30_000);
+        const arrived = (await json(`http://127.0.0.1:${ports[other]}/stats?times`)).arrivedAt.filter((x) => x >= t);
+        const perSecond = [];
+        for (const x of arrived) perSecond[Math.floor((x - t) / 1000)] = (perSecond[Math.floor((x - t) / 1000)] ?? 0) + 1;
+        const step = { node: i + 1, moved, overMs, backMs: backMs === null ? null : Date.now() - t, perSecond: Array.from(perSecond, (x) => x ?? 0) };
+        step.peak = Math.max(0, ...step.perSecond);
+        result.rolling.push(step);
+        say(`node ${i + 1} drained ${moved} clients over ${(overMs / 1000).toFixed(1)} s; arrivals a second at node ${other + 1}: ${step.perSecond.join(' ')} (peak ${step.peak}, its gate ${RATE}/s); ${backMs === null ? 'NOT all back' : `all ${N} open again ${(step.backMs / 1000).toFixed(1)} s after the drain began`}`);
+      }
+      await sleep(AFTER_MS);
+      running = false;
+      await publisher;
+      return await tally(published, clients, result, kind);
+    }
+
     // Kill the second node; its clients move to the first through the proxy.
     await pause();
     const before = await open();
@@ -179,6 +212,20 @@ async function runFleet(kind) {
     await sleep(AFTER_MS);
     running = false;
     await publisher;
+    return await tally(published, clients, result, kind);
+  } finally {
+    for (const c of clients) c.es.close();
+    for (const n of nodes) n.proc.kill('SIGKILL');
+    proxy.proc.kill('SIGKILL');
+    await redis?.stop();
+    await sleep(200);
+  }
+}
+
+/** Waits for every client to have the last event published (with no shared log some never will), then
+ * counts what each lost, repeated or received out of order into `result`. */
+async function tally(published, clients, result, kind) {
+  {
     const last = published.at(-1);
 
     // Settle: wait for every client to have the last event (with no shared log some never will).
@@ -207,18 +254,31 @@ async function runFleet(kind) {
     }
     Object.assign(result, { events: published.length, deliveries: published.length * N, lost, lostClients, repeated, disordered, reloads, unexpected });
     return result;
-  } finally {
-    for (const c of clients) c.es.close();
-    for (const n of nodes) n.proc.kill('SIGKILL');
-    proxy.proc.kill('SIGKILL');
-    await redis?.stop();
-    await sleep(200);
   }
 }
 
-const kinds = only ? [only] : ['redis', 'memory'];
+const kinds = only ? [only] : rolling ? ['redis'] : ['redis', 'memory'];
 const results = [];
 for (const kind of kinds) results.push(await runFleet(kind));
+
+if (rolling) {
+  const r = results[0];
+  console.log(`\n${N.toLocaleString('en-US')} clients through a TCP proxy to two nodes on one Redis log, each with a paced gate of ${RATE}/s; a rolling deploy: each node in turn drained (log.drain over its clients / ${RATE} x ${DRAIN_MARGIN}), exited and started again.`);
+  console.log(`events ${r.events}, deliveries ${r.deliveries}: lost ${r.lost}, repeated ${r.repeated}, out of order ${r.disordered}, reload events ${r.reloads}`);
+  const problems = [];
+  for (const step of r.rolling) {
+    console.log(`node ${step.node}: ${step.moved} clients drained over ${(step.overMs / 1000).toFixed(1)} s; peak arrivals at the other node ${step.peak}/s (its gate ${RATE}/s: ${(step.peak / RATE).toFixed(2)}x); a second: ${step.perSecond.join(' ')}`);
+    if (step.backMs === null) problems.push(`node ${step.node}'s clients did not all come back`);
+    if (step.peak > RATE * PACING_LIMIT) problems.push(`node ${step.node}'s drain sent ${step.peak} a second to the other node, over ${PACING_LIMIT} x its gate's ${RATE}`);
+  }
+  if (r.lost || r.repeated || r.disordered) problems.push(`lost ${r.lost}, repeated ${r.repeated}, out of order ${r.disordered}`);
+  if (problems.length) {
+    console.error(`[fleet] FAILED (rolling): ${problems.join('; ')}`);
+    process.exit(1);
+  }
+  say(`ok: a rolling deploy of both nodes lost and repeated nothing, and each drain kept arrivals at the other node within ${PACING_LIMIT} x its gate's rate`);
+  process.exit(0);
+}
 
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 const s1 = (ms) => (ms == null ? 'never' : (ms / 1000).toFixed(1));

@@ -59,6 +59,13 @@ export function endBehind(res) {
   res.end();
 }
 
+/** endBehind, and then the connection is closed rather than kept alive for the client's next request. */
+export function endAndClose(res) {
+  endBehind(res);
+  if (res.writableFinished) res.socket?.end();
+  else res.once?.('finish', () => res.socket?.end());
+}
+
 /**
  * Seed 001, step 2, for node:http and Express: answers 200 with an event stream that says `retry:
  * retryMs` (and, with `hintEvent`, dispatches that event with the wait as its data, for clients that

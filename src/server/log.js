@@ -25,7 +25,7 @@
 // - A connection the log lets go is ended, never left open and silent: close(), a writer that threw, a
 //   client more than maxBufferedBytes behind (which is sent no more, so what it holds stays bounded).
 
-import { ENCODER, HEADERS, describe, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
+import { ENCODER, HEADERS, describe, endAndClose, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
 
 const PREFIX = 'managed-eventsource/server';
 
@@ -486,6 +486,7 @@ export function createEventLog(options = {}) {
       this.active = true;
       this.issuedAt = fed; // the feed count when it attached: a read issued at or after it was issued after it attached
       this.pending = null; // the replay that start writes first: frames
+      this.drained = false; // ended by a drain
     }
     /** Queues a frame for start to write first. */
     replay(text) {
@@ -692,6 +693,7 @@ export function createEventLog(options = {}) {
             // Where the client reconnects by itself (a native EventSource), it waits this long; ours takes
             // its ladder's first step.
             if (c.write) send(c, `retry: ${Math.round(random() * DRAIN_RETRY_MS)}\n\n`);
+            c.drained = true;
             end(c);
             drained++;
           }
@@ -756,7 +758,10 @@ export function createEventLog(options = {}) {
     async serve(req, res, opts = {}) {
       let admission = null;
       try {
-        if (draining()) return reject(res, drainWait(), { hintEvent: opts.hintEvent });
+        if (draining()) {
+          res.shouldKeepAlive = false; // the client's next attempt on a new connection: to another node
+          return reject(res, drainWait(), { hintEvent: opts.hintEvent });
+        }
         admission = admit(opts);
         if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
@@ -783,7 +788,9 @@ export function createEventLog(options = {}) {
         // The stream ends when the log does, or when the client is more than maxBufferedBytes behind as the
         // next write comes (one write, an event or a replay, may exceed it): it then gets everything written
         // so far, whole, and resumes from its last id. One that takes in nothing for STALLED_MS is dropped.
-        const finish = () => endBehind(res);
+        // A drained client's connection is closed too: kept alive, its reconnect would come back over it to
+        // this node, where a balancer that routes connections (a TCP one) would send it elsewhere.
+        const finish = () => (conn.drained ? endAndClose(res) : endBehind(res));
         startAttachment(conn, (text) => {
           if (res.writableLength > maxBufferedBytes) {
             detach(conn);

@@ -23,9 +23,10 @@ export const detach = guard((connection) => connection.record.transport.detach(c
 
 /**
  * A connection record: what a transport keeps of one connection for the shell and the stall watchdog.
- * `source` is the EventSource, WebSocket or fetch attempt; `first` and `last` its first and last events.
+ * `source` is the EventSource, WebSocket or fetch attempt; `first` and `last` its first and last events
+ * (the heartbeat's aside), `beats` its heartbeat events so far.
  */
-export const connectionOf = (record, source) => ({ record, source, first: undefined, last: undefined, seen: undefined });
+export const connectionOf = (record, source) => ({ record, source, first: undefined, last: undefined, seen: undefined, beats: 0, beatsSeen: 0 });
 
 /**
  * A server's event of `type` on `connection`: to the shell if it is the retry hint, then to the listeners
@@ -33,10 +34,17 @@ export const connectionOf = (record, source) => ({ record, source, first: undefi
  */
 export function arrived(connection, type, e, listeners) {
   const record = connection.record;
-  connection.last = e;
-  connection.first ??= e;
-  if (type === record.retryHintEvent) record.shell.input(I_HINT, hintMs(e.data));
-  else if (type === record.heartbeatEvent && e.data !== record.announced) announced(record, e.data);
+  if (type === record.heartbeatEvent) {
+    // Life for the stall watchdog, never an id: managed-eventsource/server's heartbeat has no id field, which
+    // an EventSource that does not keep the last id across events (the eventsource package) reads as empty,
+    // and the stream's id would be reset.
+    connection.beats++;
+    if (e.data !== record.announced) announced(record, e.data);
+  } else {
+    connection.last = e;
+    connection.first ??= e;
+    if (type === record.retryHintEvent) record.shell.input(I_HINT, hintMs(e.data));
+  }
   deliver(record, type, e, listeners);
   record.forward?.(type, e);
   if (record.until) until(record, e);
@@ -88,8 +96,9 @@ export function inputWith(record, e, code, a, b) {
 
 /** Whether an event arrived since the last call (for the stall watchdog). Rust calls it. */
 export function active(connection) {
-  const moved = connection.last !== connection.seen;
+  const moved = connection.last !== connection.seen || connection.beats !== connection.beatsSeen;
   connection.seen = connection.last;
+  connection.beatsSeen = connection.beats;
   return moved;
 }
 

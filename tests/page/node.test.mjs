@@ -22,6 +22,18 @@ const until = async (ms, cond) => {
   return cond();
 };
 
+test("in Node, a heartbeat between events does not lose the resume position (the eventsource package gives an event with no id field an empty lastEventId)", async () => {
+  await fetch(`${server.url}/plan?c=node-beat&steps=beatcut:3&then=stream`);
+  const ids = [];
+  const es = new lib.ManagedEventSource(`${server.url}/sse?c=node-beat`, { lastEventIdParam: 'lastEventId', baseMs: 20 });
+  es.onmessage = (ev) => ids.push(Number(ev.lastEventId));
+  assert.ok(await until(5000, () => ids.length >= 5), `got ${ids}`);
+  es.close();
+  const log = await (await fetch(`${server.url}/log?c=node-beat`)).json();
+  assert.deepEqual(log.attempts.map((a) => a.url), ['/sse?c=node-beat', '/sse?c=node-beat&lastEventId=3']);
+  assert.deepEqual(ids.slice(0, 5), [1, 2, 3, 4, 5]);
+});
+
 test('in Node, a dropped stream resumes through the ladder with no event lost', async () => {
   assert.equal(typeof globalThis.window, 'undefined');
   await fetch(`${server.url}/plan?c=node&steps=events:3,cut:2&then=stream`);

@@ -30,6 +30,8 @@
 //   stall                                  send the headers, then nothing
 //   events:N[:TYPE]                        send N numbered events (of TYPE), then end the response
 //   cut:N                                  send N events, then destroy the socket mid-stream
+//   beatcut:N                              send N events, then a heartbeat event (no id field), then
+//                                          destroy the socket
 //   stream                                 send a numbered event every 25 ms until the client goes
 //   retry:MS                               first send a 'retry:' field
 //   announce:MS[:PARAM]                    first send managed-eventsource/server's heartbeat event, which
@@ -356,6 +358,13 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     }
     if (kind === 'cut') {
       send(Number(arg));
+      setTimeout(() => req.socket.destroy(), 20);
+      return;
+    }
+    if (kind === 'beatcut') {
+      // As managed-eventsource/server writes its heartbeat between events: a named event with no id field.
+      send(Number(arg));
+      res.write('event: heartbeat\ndata: {"heartbeatMs":60000}\n\n');
       setTimeout(() => req.socket.destroy(), 20);
       return;
     }
