@@ -61,9 +61,10 @@ export function endBehind(res) {
 
 /** endBehind, and then the connection is closed rather than kept alive for the client's next request. */
 export function endAndClose(res) {
+  const socket = res.socket; // node:http lets go of it as the response finishes
   endBehind(res);
-  if (res.writableFinished) res.socket?.end();
-  else res.once?.('finish', () => res.socket?.end());
+  if (res.writableFinished) socket?.end();
+  else res.once?.('finish', () => socket?.end());
 }
 
 /**

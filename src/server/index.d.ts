@@ -198,9 +198,15 @@ export interface EventLog {
   readonly store: EventStore;
   readonly status: StoreStatus;
   /** Store reads, reads shared, resumes served from the recent window, reload events, connections, the times the store became unavailable, and the recent window's events in memory. */
+  /** The log's figures in Prometheus's text format; `labels` go on every sample. */
+  metrics(labels?: Record<string, string | number>): string;
+  /** metrics() for node:http and Express (works unbound). */
+  serveMetrics(req: unknown, res: { writeHead(status: number, headers: Record<string, string>): unknown; end(body: string): unknown }): void;
+  /** metrics() as a Web Response (works unbound). */
+  metricsResponse(): Response;
   /** For a rolling deploy: ends every connection over `overMs` (default 10,000), each at its own moment of the window (spread evenly, at random), after a `retry:` of up to 1 s; until the window ends new clients are turned away softly. Resolves to the connections drained; then call close(). */
   drain(options?: { overMs?: number }): Promise<number>;
-  readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number; storeErrors: number; recentHeld: number };
+  readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number; storeErrors: number; resumes: number; events: number; drained: number; recentHeld: number };
   /** Connections attached to the live feed. */
   readonly connections: number;
   /** Resolves to the event's id, in the order of the calls, or to null when the store is unavailable (the

@@ -215,6 +215,12 @@ export function createMemoryStore(options = {}) {
  * after its ladder's first step (up to baseMs, 1 s at the defaults); the window is what spreads them. */
 const DRAIN_RETRY_MS = 1000;
 
+/** The append-to-delivery lag histogram's upper bounds, seconds (Prometheus `le`). */
+const LAG_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** The Prometheus text exposition format's content type. */
+const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
 /** How far ahead of the clock a given id's time part may be (another node's clock, a little ahead). */
 const MAX_AHEAD_MS = 10_000;
 
@@ -244,6 +250,7 @@ export function createEventLog(options = {}) {
   const lastEventIdParam = options.lastEventIdParam === null ? null : eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
   const heartbeatMs = wait('heartbeatMs', options.heartbeatMs ?? 15_000);
   const heartbeatEvent = eventName('heartbeatEvent', options.heartbeatEvent ?? 'heartbeat');
+  if (['message', 'open', 'error'].includes(heartbeatEvent)) throw new TypeError(`${PREFIX}: heartbeatEvent must not be ${JSON.stringify(heartbeatEvent)}: an EventSource hands that to onmessage or its own handlers, not only to the clients that know the heartbeat`);
   // The heartbeat, written first on every stream and then every heartbeatMs: a named event, which an
   // EventSource delivers (it never shows a comment line) to the client's stall watchdog, announcing the
   // interval and where the log reads a reconnect's id. Our client knows it with no option (connection.js).
@@ -263,7 +270,10 @@ export function createEventLog(options = {}) {
   const recentWindow = { events: [], from: 0, start: store.head ?? null };
   const connections = new Set();
   const reads = new Map(); // afterId -> { promise, issuedAt (fed count), done, at }
-  const stats = { reads: 0, sharedReads: 0, windowServed: 0, reloads: 0, connections: 0, storeErrors: 0 };
+  const stats = { reads: 0, sharedReads: 0, windowServed: 0, reloads: 0, connections: 0, storeErrors: 0, resumes: 0, events: 0, drained: 0 };
+  /** Append-to-delivery lag of each event the feed delivers (its id's time part to now), a histogram over
+   * LAG_BUCKETS (seconds), for metrics(). */
+  const lag = { counts: new Array(LAG_BUCKETS.length).fill(0), count: 0, sum: 0 };
   let fed = 0; // events fed so far: a read issued at fed = n saw every event fed before n
   let gapPending = false; // events went out with no id while the store was down
   let status = store.status ?? 'ready';
@@ -371,6 +381,11 @@ export function createEventLog(options = {}) {
   store.attach({
     event(ev) {
       fed++;
+      stats.events++;
+      const seconds = Math.max(0, now() - Number(ev.id.slice(0, ev.id.indexOf('-')))) / 1000;
+      lag.count++;
+      lag.sum += seconds;
+      for (let i = 0; i < LAG_BUCKETS.length; i++) if (seconds <= LAG_BUCKETS[i]) lag.counts[i]++;
       remember(ev);
       dispatch(ev);
     },
@@ -561,6 +576,7 @@ export function createEventLog(options = {}) {
     connections.add(conn);
     stats.connections++;
     if (typeof lastEventId !== 'string' || lastEventId === '') return conn; // a new client: live only
+    stats.resumes++;
     const X = parseId(lastEventId);
     try {
       trimWindow();
@@ -654,6 +670,8 @@ export function createEventLog(options = {}) {
       },
     };
   }
+  /** metrics() with no labels, for the handlers, which are passed unbound. */
+  const metricsText = () => log.metrics();
   const unavailableWait = () => Math.round(unavailableRetryMs + random() * unavailableRetryMs);
   /** A client turned away during a drain comes back after it, at a random moment of a window as long again:
    * to this node restarted, or (behind a balancer) to another. */
@@ -696,6 +714,7 @@ export function createEventLog(options = {}) {
             c.drained = true;
             end(c);
             drained++;
+            stats.drained++;
           }
           if (--left === 0) resolve();
         }, Math.round((i + random()) * slot));
@@ -706,7 +725,7 @@ export function createEventLog(options = {}) {
   const drains = new Set(); // the drains' timers, which close() clears
   const drainsPending = new Set(); // the drains' resolvers, which close() calls (it ends what is left)
 
-  return {
+  const log = {
     store,
     /** 'ready', or the store's other statuses ('connecting', 'unavailable', 'closed'). */
     get status() {
@@ -720,6 +739,57 @@ export function createEventLog(options = {}) {
     /** Connections attached to the live feed. */
     get connections() {
       return connections.size;
+    },
+
+    /**
+     * The log's figures in Prometheus's text format: clients connected, connections and resumes, replays
+     * from the window and the store, reload events, store errors and whether the store is up, events
+     * delivered, drained connections, and the append-to-delivery lag (an event's id's time part to its
+     * delivery by the feed: for ids the store assigned, the time it took). `labels` go on every sample.
+     */
+    metrics(labels = {}) {
+      if (labels === null || typeof labels !== 'object') throw new TypeError(`${PREFIX}: metrics takes an object of labels, not ${describe(labels)}`);
+      const own = Object.entries(labels).map(([k, v]) => {
+        if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k)) throw new TypeError(`${PREFIX}: a label name must match [a-zA-Z_][a-zA-Z0-9_]*, not ${JSON.stringify(k)}`);
+        return `${k}="${String(v).replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : '\\' + c))}"`;
+      });
+      const l = (extra = []) => (own.length + extra.length ? `{${[...own, ...extra].join(',')}}` : '');
+      const out = [];
+      const metric = (name, type, help, samples) => {
+        out.push(`# HELP managed_eventsource_${name} ${help}`, `# TYPE managed_eventsource_${name} ${type}`);
+        for (const [suffix, extra, value] of samples) out.push(`managed_eventsource_${name}${suffix}${l(extra)} ${value}`);
+      };
+      metric('connections', 'gauge', 'Clients connected to the event log now.', [['', [], connections.size]]);
+      metric('connections_total', 'counter', 'Clients the event log has served.', [['', [], stats.connections]]);
+      metric('resumes_total', 'counter', 'Clients that came with a last event id.', [['', [], stats.resumes]]);
+      metric('replays_total', 'counter', 'Resumes served from the recent window, and store reads made (shared ones apart).', [
+        ['', ['from="window"'], stats.windowServed],
+        ['', ['from="store"'], stats.reads],
+        ['', ['from="shared_read"'], stats.sharedReads],
+      ]);
+      metric('reload_events_total', 'counter', 'Reload events sent: ids the log could not vouch for, and gaps.', [['', [], stats.reloads]]);
+      metric('store_errors_total', 'counter', 'Times the store became unavailable.', [['', [], stats.storeErrors]]);
+      metric('store_up', 'gauge', 'Whether the store is ready (1) or not (0).', [['', [], status === 'ready' ? 1 : 0]]);
+      metric('events_total', 'counter', 'Events the feed delivered to the log.', [['', [], stats.events]]);
+      metric('drained_total', 'counter', 'Connections ended by drain().', [['', [], stats.drained]]);
+      metric('delivery_lag_seconds', 'histogram', 'From an event id\'s time part to its delivery by the feed.', [
+        ...LAG_BUCKETS.map((le, i) => ['_bucket', [`le="${le}"`], lag.counts[i]]),
+        ['_bucket', ['le="+Inf"'], lag.count],
+        ['_sum', [], lag.sum],
+        ['_count', [], lag.count],
+      ]);
+      return out.join('\n') + '\n';
+    },
+
+    /** metrics() for node:http and Express: `app.get('/metrics', log.serveMetrics)`. */
+    serveMetrics(req, res) {
+      res.writeHead(200, { 'Content-Type': METRICS_TYPE, 'Cache-Control': 'no-store' });
+      res.end(metricsText());
+    },
+
+    /** metrics() as a Web Response: `export const GET = log.metricsResponse`. */
+    metricsResponse() {
+      return new Response(metricsText(), { status: 200, headers: { 'Content-Type': METRICS_TYPE, 'Cache-Control': 'no-store' } });
     },
 
     /** Appends an event; resolves to its id, or to null when the store is unavailable (the event then goes
@@ -780,7 +850,11 @@ export function createEventLog(options = {}) {
           return;
         }
         if (gone) return detach(conn);
-        if (!conn.active) return reject(res, unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
+        if (!conn.active) {
+          // The log closed, or a drain ended it, while its replay was read.
+          if (draining()) res.shouldKeepAlive = false;
+          return reject(res, draining() ? drainWait() : unavailableWait(), { hintEvent: opts.hintEvent });
+        }
         res.writeHead(200, { ...HEADERS, ...opts.headers });
         // The first bytes at once, so that every proxy forwards the headers (some wait for a byte of the body)
         // and the client opens now, even with nothing to replay.
@@ -895,4 +969,5 @@ export function createEventLog(options = {}) {
       await store.close?.();
     },
   };
+  return log;
 }

@@ -196,7 +196,7 @@ export async function createRedisStore(options = {}) {
     everReady = true;
     // Load the scripts first on this connection, so the EVALSHAs after them find them.
     for (const body of [APPEND, READ]) client.sendCommand(['SCRIPT', 'LOAD', body]).catch(() => {});
-    setStatus('ready');
+    if (feedFailures === 0) setStatus('ready'); // while the feed still fails, the store still cannot deliver
   });
   follower.on('error', () => follower.isReady || connectionLost(follower)); // its failures show on `client` too, and its loop waits for 'ready'
 
@@ -330,7 +330,7 @@ export async function createRedisStore(options = {}) {
           consumer?.reset(s.head);
         }
         // Its deadline is its block plus commandTimeoutMs: a Redis that stopped answering is noticed.
-        const reply = await run(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', key, lastSeen], follower, blockMs + commandTimeoutMs);
+        const reply = await run(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', key, lastSeen], follower, Math.min(2 ** 31 - 1, blockMs + commandTimeoutMs));
         if (feedFailures > 0) feedBack();
         for (const entry of entriesOf(reply, key)) {
           if (compareIds(entry[0], lastSeen) <= 0) continue;

@@ -33,14 +33,23 @@ function streamId() {
  * it resumes; default 1 MiB), `onerror` (what a producer threw, which the client sees only as an `error`
  * event saying the stream failed on the server).
  */
+/** A rule of this module that a stream broke: its message is the client's to read. */
+class StreamError extends Error {}
+
 export function createResumableStreams(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createResumableStreams takes an options object, not ${describe(options)}`);
   const keepMs = wait('keepMs', options.keepMs ?? 300_000); // a timer holds at most 2^31 - 1 ms
   const maxEvents = range('maxEvents', options.maxEvents ?? 100_000, 1);
   const lastEventIdParam = eventName('lastEventIdParam', options.lastEventIdParam ?? 'lastEventId');
   const maxBufferedBytes = finite('maxBufferedBytes', options.maxBufferedBytes ?? 1 << 20, 1);
-  const onerror = options.onerror ?? null;
-  if (onerror !== null && typeof onerror !== 'function') throw new TypeError(`${PREFIX}: onerror must be a function, not ${describe(onerror)}`);
+  const onerrorOption = options.onerror ?? null;
+  if (onerrorOption !== null && typeof onerrorOption !== 'function') throw new TypeError(`${PREFIX}: onerror must be a function, not ${describe(onerrorOption)}`);
+  /** Tells onerror; what it throws goes nowhere (it would be an unhandled rejection in the producer's loop). */
+  const onerror = (error) => {
+    try {
+      onerrorOption?.(error);
+    } catch {}
+  };
   const streams = new Map(); // id -> { id, frames, done, listeners }
 
   function start(produce) {
@@ -57,30 +66,31 @@ export function createResumableStreams(options = {}) {
           l.write(text);
         } catch (error) {
           stream.listeners.delete(l);
-          onerror?.(error);
+          onerror(error);
         }
       }
     };
     (async () => {
       try {
         for await (const chunk of produce()) {
-          if (stream.frames.length > maxEvents) throw new RangeError(`the stream passed maxEvents (${maxEvents})`);
+          if (stream.frames.length > maxEvents) throw new StreamError(`the stream passed maxEvents (${maxEvents})`);
           const { event, data } = typeof chunk === 'string' ? { event: undefined, data: chunk } : chunk ?? {};
-          if (typeof data !== 'string') throw new TypeError(`a chunk's data must be a string, not ${describe(data)}`);
+          if (typeof data !== 'string') throw new StreamError(`a chunk's data must be a string, not ${describe(data)}`);
           if (event !== undefined) eventName('event', event);
           push(frameOf(`${id}:${stream.frames.length}`, event, data));
         }
       } catch (error) {
-        // What failed is the server's business (onerror); every browser is told only that it did.
-        onerror?.(error);
-        push(frameOf(`${id}:${stream.frames.length}`, 'error', 'the stream failed on the server'));
+        // What the producer threw is the server's business (onerror); every browser is told only that it
+        // failed. The module's own rules (maxEvents, a chunk's shape) say what they are.
+        onerror(error);
+        push(frameOf(`${id}:${stream.frames.length}`, 'error', error instanceof StreamError ? error.message : 'the stream failed on the server'));
       } finally {
         stream.done = true;
         for (const l of stream.listeners) {
           try {
             l.end();
           } catch (error) {
-            onerror?.(error);
+            onerror(error);
           }
         }
         stream.listeners.clear();

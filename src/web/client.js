@@ -56,6 +56,8 @@ export function recordOf(client, url, transport, handlers) {
     heartbeatEvent: undefined,
     /** The heartbeat event's data last read (connection.js's `announced`). */
     announced: undefined,
+    /** Whether the user set stallTimeoutMs (then a server's announcement does not). */
+    stallGiven: false,
     probeUrl: undefined,
     until: null,
     /** type -> { list: listener entries } (events.js) */
@@ -287,6 +289,8 @@ export const notify = guard(function notify(record, what, a, b) {
     report(new RangeError(`${PREFIX}the last event id is ${a} bytes once encoded, over the ${b} a reconnect URL carries (lastEventIdParam); reconnecting without it`));
   } else if (what === N_STALLS_RECUR) {
     // Told once a client: `a` stalls in a row of connections that had delivered events.
-    console.warn(`${PREFIX}stallTimeoutMs ended ${a} connections in a row that had delivered events; ${record.transport.stallAdvice}`);
+    // With no stallTimeoutMs of the user's, the watchdog is the server's announced heartbeat: it went missing.
+    if (record.announced !== undefined && record.stallGiven === false) console.warn(`${PREFIX}the server's announced heartbeat went missing on ${a} connections in a row that had delivered events: something between (a proxy, the network) holds or cuts the stream silently`);
+    else console.warn(`${PREFIX}stallTimeoutMs ended ${a} connections in a row that had delivered events; ${record.transport.stallAdvice}`);
   }
 });

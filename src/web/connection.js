@@ -34,27 +34,30 @@ export const connectionOf = (record, source) => ({ record, source, first: undefi
  */
 export function arrived(connection, type, e, listeners) {
   const record = connection.record;
-  if (type === record.heartbeatEvent) {
-    // Life for the stall watchdog, never an id: managed-eventsource/server's heartbeat has no id field, which
-    // an EventSource that does not keep the last id across events (the eventsource package) reads as empty,
-    // and the stream's id would be reset.
-    connection.beats++;
+  const beat = type === record.heartbeatEvent;
+  if (beat) {
+    connection.beats++; // life for the stall watchdog
     if (e.data !== record.announced) announced(record, e.data);
-  } else {
+  }
+  // The heartbeat's id only where it has one: managed-eventsource/server's has no id field, which an
+  // EventSource that does not keep the last id across events (the eventsource package) reads as empty, and
+  // the stream's id would be reset.
+  if (!beat || e.lastEventId !== '') {
     connection.last = e;
     connection.first ??= e;
-    if (type === record.retryHintEvent) record.shell.input(I_HINT, hintMs(e.data));
   }
+  if (type === record.retryHintEvent) record.shell.input(I_HINT, hintMs(e.data));
   deliver(record, type, e, listeners);
   record.forward?.(type, e);
-  if (record.until) until(record, e);
+  if (record.until && !beat) until(record, e); // the stream's content, not its keep-alive
 }
 
 /**
  * The heartbeat event's data, as managed-eventsource/server writes it at the start of every stream and then
- * at each heartbeat: JSON, `{ "heartbeatMs": 15000, "lastEventIdParam": "lastEventId" }` (or a bare number of
- * ms). The interval goes to the shell, whose stall watchdog then needs no option; a parameter the user did
- * not name becomes the client's `lastEventIdParam`, so that our reconnects resume (an EventSource made by us
+ * at each heartbeat: a JSON object, `{ "heartbeatMs": 15000, "lastEventIdParam": "lastEventId" }` (an object
+ * with these names, so that an app's own 'heartbeat' event, a counter or a timestamp, is never read as one).
+ * The interval goes to the shell, whose stall watchdog then needs no option; a parameter the user did not
+ * name becomes the client's `lastEventIdParam`, so that our reconnects resume (an EventSource made by us
  * cannot send the Last-Event-ID header). Data that says neither changes nothing; each new data is read once.
  */
 function announced(record, data) {
@@ -65,11 +68,14 @@ function announced(record, data) {
   } catch {
     return;
   }
-  const ms = typeof said === 'number' ? said : said?.heartbeatMs;
-  const param = said?.lastEventIdParam;
+  if (said === null || typeof said !== 'object') return;
+  const ms = said.heartbeatMs;
+  const param = said.lastEventIdParam;
   const resume = record.lastEventIdParam === undefined && typeof param === 'string' && /^[^\r\n]+$/.test(param);
   if (resume) record.lastEventIdParam = param;
-  if (resume || typeof ms === 'number') record.shell.input(I_ANNOUNCED, ms >= 0 && ms < 2 ** 31 ? ms : -1, resume ? 1 : 0);
+  // An interval where the user set no stallTimeoutMs (not even 0, which keeps the watchdog off).
+  const interval = !record.stallGiven && ms >= 0 && ms < 2 ** 31 ? ms : -1;
+  if (resume || interval >= 0) record.shell.input(I_ANNOUNCED, interval, resume ? 1 : 0);
 }
 
 /** `until(ev)`: the event for which it returns true has been delivered; then the stream closes. */

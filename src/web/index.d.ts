@@ -47,9 +47,9 @@ export interface Options {
    * Two stalls in a row of connections that delivered events are warned about once (console.warn). */
   stallTimeoutMs?: number;
   /** An event the server sends to show the stream is alive (comments are invisible to EventSource).
-   * Default 'heartbeat', which managed-eventsource/server sends; when its data is JSON
-   * `{ "heartbeatMs": N, "lastEventIdParam": "name" }` (or a number N), N sets stallTimeoutMs and the name
-   * lastEventIdParam, where you set neither. */
+   * Default 'heartbeat', which managed-eventsource/server sends; when its data is a JSON object
+   * `{ "heartbeatMs": N, "lastEventIdParam": "name" }`, 2 x N sets stallTimeoutMs where you did not set it
+   * (0 included), and the name lastEventIdParam where you did not set it. */
   heartbeatEvent?: string;
   /** The stream closes after delivering the event for which this returns true. */
   until?: (ev: MessageEvent<string>) => boolean;

@@ -651,3 +651,50 @@ test('close() during a drain ends what is left at once, and the drain resolves',
   assert.equal(await draining, 0);
   assert.equal(log.connections, 0);
 });
+
+test('metrics(): Prometheus text of what the log did, and the handlers serve it unbound', async () => {
+  let t = 1_800_000_000_000;
+  const now = () => t;
+  const log = createEventLog({ store: createMemoryStore({ now }), now, heartbeatMs: 0, recent: 2 });
+  const ids = [];
+  for (let i = 0; i < 5; i++) ids.push(await log.append({ data: String(i) }));
+  t += 30; // the next event is delivered 30 ms after its id's time (a given id, as another node's would be)
+  await log.append({ data: 'late', id: `${t - 30}-99` });
+  const live = await log.connect('');
+  live.start(() => {});
+  (await log.connect(ids[4])).start(() => {}); // from the window
+  (await log.connect(ids[0])).start(() => {}); // from the store
+  (await log.connect('garbage')).start(() => {}); // a reload event
+  await log.drain({ overMs: 10 });
+  const text = log.metrics({ node: 'a"1' });
+  const value = (line) => {
+    const m = text.split('\n').find((l) => l.startsWith(line + ' '));
+    assert.ok(m, `no sample ${line} in:\n${text}`);
+    return Number(m.slice(line.length + 1));
+  };
+  assert.equal(value('managed_eventsource_connections{node="a\\"1"}'), 0);
+  assert.equal(value('managed_eventsource_connections_total{node="a\\"1"}'), 4);
+  assert.equal(value('managed_eventsource_resumes_total{node="a\\"1"}'), 3);
+  assert.equal(value('managed_eventsource_replays_total{node="a\\"1",from="window"}'), 1);
+  assert.equal(value('managed_eventsource_reload_events_total{node="a\\"1"}'), 1);
+  assert.equal(value('managed_eventsource_store_up{node="a\\"1"}'), 1);
+  assert.equal(value('managed_eventsource_events_total{node="a\\"1"}'), 6);
+  assert.equal(value('managed_eventsource_drained_total{node="a\\"1"}'), 4);
+  assert.equal(value('managed_eventsource_delivery_lag_seconds_count{node="a\\"1"}'), 6);
+  assert.equal(value('managed_eventsource_delivery_lag_seconds_bucket{node="a\\"1",le="0.025"}'), 5, 'five delivered at once');
+  assert.equal(value('managed_eventsource_delivery_lag_seconds_bucket{node="a\\"1",le="0.05"}'), 6, 'one 30 ms late');
+  assert.match(text, /^# TYPE managed_eventsource_delivery_lag_seconds histogram$/m);
+  assert.throws(() => log.metrics({ 'bad-name': 1 }), TypeError);
+  // Unbound, as route handlers.
+  const { serveMetrics, metricsResponse } = log;
+  const web = metricsResponse();
+  assert.match(web.headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
+  assert.match(await web.text(), /^managed_eventsource_events_total 6$/m);
+  const s = await listen(serveMetrics);
+  try {
+    assert.match(await (await fetch(s.url)).text(), /^managed_eventsource_connections_total 4$/m);
+  } finally {
+    await s.close();
+    await log.close();
+  }
+});

@@ -34,6 +34,30 @@ test("in Node, a heartbeat between events does not lose the resume position (the
   assert.deepEqual(ids.slice(0, 5), [1, 2, 3, 4, 5]);
 });
 
+test("in Node, what is not managed-eventsource/server's announcement changes nothing: an app's own 'heartbeat' counter, and an announcement to a client whose stallTimeoutMs is 0; until never sees the heartbeat", async () => {
+  await fetch(`${server.url}/plan?c=node-count&steps=countbeat:20&then=countbeat:20`);
+  const counted = new lib.ManagedEventSource(`${server.url}/sse?c=node-count`, { baseMs: 20 });
+  const beats = [];
+  counted.addEventListener('heartbeat', (e) => beats.push(e.data));
+  assert.ok(await until(5000, () => beats.length >= 25), `beats: ${beats.length}`);
+  counted.close();
+  assert.equal((await (await fetch(`${server.url}/log?c=node-count`)).json()).attempts.length, 1, 'data 1, 2, 3 is not an interval of 1 ms');
+  await fetch(`${server.url}/plan?c=node-off&steps=announce:50+quiet:1:100000&then=stream`);
+  const off = new lib.ManagedEventSource(`${server.url}/sse?c=node-off`, { baseMs: 20, stallTimeoutMs: 0 });
+  const got = [];
+  off.onmessage = (e) => got.push(e.data);
+  assert.ok(await until(5000, () => got.length === 1));
+  await new Promise((r) => setTimeout(r, 500)); // ten announced intervals of silence
+  off.close();
+  assert.equal((await (await fetch(`${server.url}/log?c=node-off`)).json()).attempts.length, 1, 'stallTimeoutMs: 0 keeps the watchdog off');
+  await fetch(`${server.url}/plan?c=node-until&steps=announce:1000+events:3&then=stream`);
+  const untilFirst = [];
+  const first = new lib.ManagedEventSource(`${server.url}/sse?c=node-until`, { until: () => true });
+  first.onmessage = (e) => untilFirst.push(e.data);
+  assert.ok(await until(5000, () => first.status === 'closed'));
+  assert.deepEqual(untilFirst, ['event 1'], 'until saw the first event, not the heartbeat before it');
+});
+
 test('in Node, a dropped stream resumes through the ladder with no event lost', async () => {
   assert.equal(typeof globalThis.window, 'undefined');
   await fetch(`${server.url}/plan?c=node&steps=events:3,cut:2&then=stream`);

@@ -30,6 +30,7 @@
 //   stall                                  send the headers, then nothing
 //   events:N[:TYPE]                        send N numbered events (of TYPE), then end the response
 //   cut:N                                  send N events, then destroy the socket mid-stream
+//   countbeat:MS                           a 'heartbeat' event whose data is a counter (1, 2, ...) every MS
 //   beatcut:N                              send N events, then a heartbeat event (no id field), then
 //                                          destroy the socket
 //   stream                                 send a numbered event every 25 ms until the client goes
@@ -359,6 +360,13 @@ export function startServer({ port = 0, host = '127.0.0.1', quiet = true, static
     if (kind === 'cut') {
       send(Number(arg));
       setTimeout(() => req.socket.destroy(), 20);
+      return;
+    }
+    if (kind === 'countbeat') {
+      // An app's own 'heartbeat' event whose data is a counter (not managed-eventsource/server's announcement).
+      let n = 0;
+      const timer = setInterval(() => res.write(`event: heartbeat\ndata: ${++n}\n\n`), Number(arg));
+      res.on('close', () => clearInterval(timer));
       return;
     }
     if (kind === 'beatcut') {
