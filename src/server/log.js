@@ -368,7 +368,17 @@ export function createEventLog(options = {}) {
   function dispatchOne(ev) {
     const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
     for (const c of connections) {
-      if (c.buffer) c.buffer.push(ev);
+      if (c.buffer) {
+        // Not started yet (its replay is being read, or connect()'s caller has not called start): held, up to
+        // maxBufferedBytes, past which it is let go, as a client that far behind is (start then ends it).
+        c.buffer.push(ev);
+        c.bufferedBytes += ev.data.length + 64;
+        if (c.bufferedBytes > maxBufferedBytes) {
+          c.buffer = [];
+          c.overflowed = true;
+          detach(c);
+        }
+      }
       else if (ev.id === null) send(c, text);
       else if (c.skipThrough !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
       else {
@@ -497,11 +507,15 @@ export function createEventLog(options = {}) {
       this.write = null; // the writer given to start
       this.end = null; // called when the log ends the connection
       this.buffer = []; // live events fed before start; null once started
+      this.bufferedBytes = 0; // about what the buffer holds
+      this.overflowed = false; // let go because the buffer passed maxBufferedBytes
       this.skipThrough = null; // live events at or below this id were in the replay
       this.active = true;
       this.issuedAt = fed; // the feed count when it attached: a read issued at or after it was issued after it attached
       this.pending = null; // the replay that start writes first: frames
       this.drained = false; // ended by a drain
+      this.reload = null; // why the client is told to reload, instead of a replay: start writes it
+      this.reloadFrom = null; // the head its store read saw
     }
     /** Queues a frame for start to write first. */
     replay(text) {
@@ -514,6 +528,11 @@ export function createEventLog(options = {}) {
   function startAttachment(conn, write, ended) {
     if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
     if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
+    if (conn.overflowed && !conn.write) {
+      conn.write = write; // started once: a second start is ignored
+      conn.buffer = null;
+      return ended?.();
+    }
     if (!conn.active || conn.write) return;
     conn.write = write;
     conn.end = ended ?? null;
@@ -521,6 +540,15 @@ export function createEventLog(options = {}) {
     conn.buffer = null;
     const pending = conn.pending ?? [];
     conn.pending = null;
+    if (conn.reload !== null) {
+      // The reload's id is the newest the log knows as it is written (a shared read's head may be up to
+      // snapshotMs old), and nothing at or below it follows: the state the client reloads includes it.
+      const head = conn.reloadFrom;
+      const fed = windowLast();
+      const at = head === null ? fed : fed === null || compareIds(head, fed) > 0 ? head : fed;
+      pending.push(reloadFrame(at, conn.reload));
+      conn.skipThrough = at;
+    }
     for (const ev of buffered) {
       if (ev.id === null) {
         pending.push(frameOf(null, ev.event, ev.data));
@@ -597,10 +625,12 @@ export function createEventLog(options = {}) {
         if (!conn.active) return conn;
         if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
           // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
-          conn.replay(reloadFrame(snap.head, X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown'));
-        } else {
-          for (const ev of snap.events) conn.replay(frame(ev));
+          // start() writes it, with the newest id known then (see startAttachment).
+          conn.reload = X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown';
+          conn.reloadFrom = snap.head;
+          return conn;
         }
+        for (const ev of snap.events) conn.replay(frame(ev));
         const P = snap.head;
         if (P === null) return conn; // an empty log: everything from now on is live
         if (entry.issuedAt >= conn.issuedAt) {
@@ -619,7 +649,7 @@ export function createEventLog(options = {}) {
         position = P; // the window does not reach back to the shared snapshot: read on from it, unshared
         limit = maxReplay;
       }
-      conn.replay(reloadFrame(null, 'unknown'));
+      conn.reload = 'unknown';
       return conn;
     } catch (error) {
       detach(conn);

@@ -698,3 +698,51 @@ test('metrics(): Prometheus text of what the log did, and the handlers serve it 
     await log.close();
   }
 });
+
+test("a reload event's id is the newest the log knows as it is written, not a shared read's older head, and nothing it includes follows it", async () => {
+  for (const kind of ['memory', 'redis']) {
+    const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0, snapshotMs: 60_000, recent: 100 });
+    try {
+      const first = await log.append({ data: 'a' });
+      // Client A's unusable id reads the head (a read that later ones share for snapshotMs).
+      const a = await log.connect('garbage');
+      let textA = '';
+      a.start((t) => (textA += t));
+      assert.deepEqual(parse(textA), [['reload', 'invalid']]);
+      assert.match(textA, new RegExp(`^id: ${first}\\n`));
+      const later = [];
+      for (let i = 0; i < 3; i++) later.push(await log.append({ data: `b${i}` }));
+      await until(() => kind === 'memory' || log.store.head === later[2], 'the feed has the three events');
+      // Client B's unusable id shares A's read: its head is `first`, three events old.
+      const b = await log.connect('also garbage');
+      let textB = '';
+      b.start((t) => (textB += t));
+      assert.deepEqual(parse(textB), [['reload', 'invalid']], `${kind}: the reload alone, not the events it includes: ${textB}`);
+      assert.match(textB, new RegExp(`^id: ${later[2]}\\n`), `${kind}: ${textB}`);
+      await log.append({ data: 'c' });
+      await until(() => parse(textB).length === 2, 'the next event, live');
+      assert.deepEqual(parse(textB)[1], ['message', 'c']);
+      assert.ok(log.stats.sharedReads >= 1, 'B shared the read');
+    } finally {
+      await log.close();
+    }
+  }
+});
+
+test('a connection not started yet holds at most maxBufferedBytes of live events: past it, it is let go, and start() ends it', async () => {
+  const log = createEventLog({ heartbeatMs: 0, maxBufferedBytes: 64 * 1024 });
+  try {
+    const idle = await log.connect(''); // start() not called
+    const big = 'z'.repeat(8 * 1024);
+    for (let i = 0; i < 20; i++) await log.append({ data: big }); // 160 KB
+    assert.equal(log.connections, 0, 'let go');
+    assert.equal(idle.open, false);
+    let written = '';
+    let ended = 0;
+    idle.start((t) => (written += t), () => ended++);
+    assert.equal(written, '');
+    assert.equal(ended, 1, 'its end is called, so its owner lets go too');
+  } finally {
+    await log.close();
+  }
+});
