@@ -4,7 +4,7 @@
 // the user's own code failing, and chaos.
 import { ManagedEventSource, createManagedStream } from '/pkg/fetch.js';
 import * as main from '/pkg/index.js';
-import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, reported, WEBKIT, chaos, visibility } from './lib.mjs';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, reported, WEBKIT, chaos, visibility, stallAfterAnnouncement } from './lib.mjs';
 
 const F = { transport: 'fetch', jitter: 'none', baseMs: 50, maxMs: 200 };
 const fetchOf = (o = {}) => ({ ...F, ...o });
@@ -253,17 +253,8 @@ test('the stall watchdog counts comment lines; silence still counts as a stall',
 
 test("with no option, the fetch transport hears managed-eventsource/server's heartbeat: silence for two intervals is a stall, and the reconnect resumes", async () => {
   // Attempt 1 announces 300 ms, sends events 1-3, then nothing (its comment interval is longer than the test).
-  await plan('f-announced', 'announce:300+quiet:3:100000', 'stream');
-  const es = new ManagedEventSource(url('f-announced'), fetchOf({ jitter: 'none', baseMs: 50 }));
-  const seen = [];
-  let stalledAt = 0, lastAt = 0;
-  es.onmessage = (e) => (seen.push(e.data), seen.length <= 3 && (lastAt = performance.now()));
-  es.onerror = () => (stalledAt ||= performance.now());
-  ok(await until(10000, () => seen.length >= 6), `events: ${seen.length}`);
-  es.close();
-  const after = stalledAt - lastAt;
+  const { seen, after, attempts } = await stallAfterAnnouncement('f-announced', 300, 100000, (u) => new ManagedEventSource(u, fetchOf({ jitter: 'none', baseMs: 50 })));
   ok(after >= 600 && after < 2500, `noticed after ${Math.round(after)} ms`);
-  const { attempts } = await log('f-announced');
   eq(attempts.length, 2);
   eq(attempts[1].lastEventIdHeader, '3');
   ok(attempts[1].url.endsWith('lastEventId=3'), `and in the parameter the server named: ${attempts[1].url}`);

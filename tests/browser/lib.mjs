@@ -200,3 +200,21 @@ export async function failsOnUnusableUrl(make, c, never, { async = false } = {})
   ok(await until(3000, () => ours.status === 'open'), 'a usable URL again');
   ours.close();
 }
+
+/**
+ * Stream `c` announces a heartbeat of `beatMs` (managed-eventsource/server's announcement), sends events 1-3
+ * and then nothing an EventSource or a fetch sees (comments every `commentMs`); the next attempt streams.
+ * `open(url)` makes the client, with no stall option. Resolves to `{ seen, after, attempts }`: the events
+ * received (at least 6), the ms from the third to the stall's error, and the server's attempts.
+ */
+export async function stallAfterAnnouncement(c, beatMs, commentMs, open) {
+  await plan(c, `announce:${beatMs}+quiet:3:${commentMs}`, 'stream');
+  const es = open(url(c));
+  const seen = [];
+  let stalledAt = 0, lastAt = 0;
+  es.onmessage = (e) => (seen.push(e.data), seen.length <= 3 && (lastAt = performance.now()));
+  es.onerror = () => (stalledAt ||= performance.now());
+  ok(await until(10000, () => seen.length >= 6), `events: ${seen.length}`);
+  es.close();
+  return { seen, after: stalledAt - lastAt, attempts: (await log(c)).attempts };
+}

@@ -2,7 +2,7 @@
 // back-forward cache, against the fault-injecting server.
 import { ManagedEventSource, createManagedStream } from '/pkg/index.js';
 import { hintMs, retryAfterMs, withParam } from '/src/web/effects.js';
-import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch } from './lib.mjs';
+import { test, figure, until, sleep, ok, eq, throws, plan, log, url, watch, stallAfterAnnouncement } from './lib.mjs';
 
 const opts = { jitter: 'none', baseMs: 50, maxMs: 200, probe: true };
 
@@ -208,17 +208,8 @@ test("with no option, the client hears managed-eventsource/server's heartbeat: s
   // The announcement (issue 52): an EventSource delivers a named event where it hides a comment, so the
   // EventSource transport's watchdog sees it. Attempt 1 announces 300 ms, sends events 1-3 and then only
   // comments (alive to a proxy, silent to an EventSource); attempt 2 streams.
-  await plan('announced', 'announce:300+quiet:3:100', 'stream');
-  const es = new ManagedEventSource(url('announced'), { jitter: 'none', baseMs: 50 });
-  const seen = [];
-  let stalledAt = 0, lastAt = 0;
-  es.onmessage = (e) => (seen.push(e.data), seen.length <= 3 && (lastAt = performance.now()));
-  es.onerror = () => (stalledAt ||= performance.now());
-  ok(await until(10000, () => seen.length >= 6), `events: ${seen.length}`);
-  es.close();
-  const after = stalledAt - lastAt;
+  const { seen, after, attempts } = await stallAfterAnnouncement('announced', 300, 100, (u) => new ManagedEventSource(u, { jitter: 'none', baseMs: 50 }));
   ok(after >= 600 && after < 2500, `noticed after ${Math.round(after)} ms: two intervals of 300 ms, looked at every 150`);
-  const { attempts } = await log('announced');
   eq(attempts.length, 2);
   ok(!attempts[0].url.includes('lastEventId'), attempts[0].url);
   ok(attempts[1].url.endsWith('lastEventId=3'), `the reconnect resumes after event 3: ${attempts[1].url}`);
