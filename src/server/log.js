@@ -888,6 +888,9 @@ export function createEventLog(options = {}) {
         res.writeHead(200, { ...HEADERS, ...opts.headers });
         // The first bytes at once, so that every proxy forwards the headers (some wait for a byte of the body)
         // and the client opens now, even with nothing to replay.
+        // Headers first, on their own: written with the first chunk, node:http keeps about 740 bytes more
+        // for each idle connection (bench:server, 5,742 against 5,005 at 1,000 clients).
+        res.flushHeaders?.();
         res.write(opts.retry ? `${opts.retry}\n${heartbeat}` : heartbeat);
         // The stream ends when the log does, or when the client is more than maxBufferedBytes behind as the
         // next write comes (one write, an event or a replay, may exceed it): it then gets everything written
