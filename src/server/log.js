@@ -44,6 +44,9 @@ export function parseId(text) {
   return text;
 }
 
+/** An id's time part, in ms (a Number: exact up to 2^53, and larger ones still compare as far ahead). */
+export const timeOf = (id) => Number(id.slice(0, id.indexOf('-')));
+
 /** Orders two canonical ids: negative, zero or positive. */
 export function compareIds(a, b) {
   if (a === b) return 0;
@@ -102,7 +105,7 @@ export function vouches(X, { head, floor, first }) {
  * `t - maxAgeMs`): Redis trims by an id's time, so such an event would be dropped as it is stored, and no
  * store may keep what the other drops. Null when the id is recent enough. */
 export function tooOld(id, t, maxAgeMs) {
-  if (!(maxAgeMs < Infinity) || Number(id.slice(0, id.indexOf('-'))) > t - maxAgeMs) return null;
+  if (!(maxAgeMs < Infinity) || timeOf(id) > t - maxAgeMs) return null;
   return new RangeError(`${PREFIX}: a given id must be newer than the store's maxAgeMs (${maxAgeMs} ms), not ${id}: it would be trimmed as it is stored`);
 }
 
@@ -392,7 +395,7 @@ export function createEventLog(options = {}) {
     event(ev) {
       fed++;
       stats.events++;
-      const seconds = Math.max(0, now() - Number(ev.id.slice(0, ev.id.indexOf('-')))) / 1000;
+      const seconds = Math.max(0, now() - timeOf(ev.id)) / 1000;
       lag.count++;
       lag.sum += seconds;
       for (let i = 0; i < LAG_BUCKETS.length; i++) if (seconds <= LAG_BUCKETS[i]) lag.counts[i]++;
@@ -828,7 +831,7 @@ export function createEventLog(options = {}) {
       if (closed) throw new Error(`${PREFIX}: the event log is closed`);
       const checked = checkEntry(entry);
       if (checked.id !== undefined) {
-        const ms = Number(checked.id.slice(0, checked.id.indexOf('-')));
+        const ms = timeOf(checked.id);
         // Every later id would inherit a time part ahead of the clock, and those events would not age out.
         if (ms > now() + MAX_AHEAD_MS) throw new RangeError(`${PREFIX}: a given id's time part must not be more than ${MAX_AHEAD_MS} ms ahead of the clock (${Math.round(now())}), not ${checked.id}`);
       }

@@ -22,7 +22,7 @@
 //   time it comes back, whichever of the two connections reconnects first.
 
 import { describe, finite, range } from './common.js';
-import { StoreUnavailableError, compareIds, tooOld, vouches } from './log.js';
+import { StoreUnavailableError, compareIds, timeOf, tooOld, vouches } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
 
@@ -82,7 +82,7 @@ return {floor or '', first, head, entries}`;
 
 /** A stream entry as the log's record. */
 function record([id, fields]) {
-  const rec = { id, event: 'message', data: '', gap: false, at: Number(id.slice(0, id.indexOf('-'))) };
+  const rec = { id, event: 'message', data: '', gap: false, at: timeOf(id) };
   for (let i = 0; i < fields.length; i += 2) {
     const f = fields[i];
     if (f === 'd') rec.data = fields[i + 1];
