@@ -100,6 +100,8 @@ export interface EventStore {
   read(afterId: string, limit: number): Promise<Snapshot>;
   attach(log: { event(record: LogRecord): void; status(status: StoreStatus, error?: unknown): void; reset(position?: string | null): void }): void;
   close(): void | Promise<void>;
+  /** The store of topic `name` (or a promise of it), with its own events and ids; a log calls it once per topic it opens, and close() when it lets the topic go. */
+  topic?(name: string): EventStore | Promise<EventStore>;
 }
 
 export interface MemoryStoreOptions {
@@ -170,6 +172,21 @@ export interface EventLogOptions {
   onerror?: (error: unknown) => void;
   now?: () => number;
   random?: () => number;
+  /** Called by serve() and response() before a stream opens, with the request and the topic (null for the log's own stream): `true` admits, `false` or 403 answers 403, 401 answers 401 (our client then stops and calls `onunauthorized`). A hook that throws or answers anything else gets the soft rejection (the client comes back later) and goes to `onerror`. After the gate, so a storm of reconnects reaches it at the gate's rate. */
+  authorize?: (request: any, topic: string | null) => boolean | 401 | 403 | Promise<boolean | 401 | 403>;
+  /** A named topic with no connections on this node is let go after this long, ms: its store's feed stops (a Redis topic's own connection closes); its history stays in the store. Default 30,000. */
+  topicIdleMs?: number;
+}
+
+/** One topic of a log (`log.topic(name)`): a stream with its own history, ids and recovery. */
+export interface LogTopic {
+  readonly name: string;
+  append(entry: LogEntry): Promise<string | null>;
+  connect(lastEventId: string | null | undefined): Promise<LogConnection>;
+  serve(req: { headers: Record<string, string | string[] | undefined>; url?: string }, res: any, options?: ServeOptions): Promise<void>;
+  response(request: Request, options?: ServeOptions): Promise<Response>;
+  /** Connections following this topic on this node. */
+  readonly connections: number;
 }
 
 /** A client attached to the log: `start(write, end)` writes what it missed, then every live event. `end` is
@@ -192,6 +209,8 @@ export interface ServeOptions {
   retry?: string;
   /** More response headers. */
   headers?: Record<string, string>;
+  /** The topic to stream (1 to 256 characters, no control characters); default the log's own stream. A bad one is answered 400. */
+  topic?: string | null;
 }
 
 export interface EventLog {
@@ -206,7 +225,9 @@ export interface EventLog {
   metricsResponse(): Response;
   /** For a rolling deploy: ends every connection over `overMs` (default 10,000), each at its own moment of the window (spread evenly, at random), after a `retry:` of up to 1 s; until the window ends new clients are turned away softly. Resolves to the connections drained; then call close(). */
   drain(options?: { overMs?: number }): Promise<number>;
-  readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number; storeErrors: number; resumes: number; events: number; drained: number; recentHeld: number };
+  readonly stats: { reads: number; sharedReads: number; windowServed: number; reloads: number; connections: number; storeErrors: number; resumes: number; events: number; drained: number; recentHeld: number; topics: number };
+  /** Topic `name`: a stream of its own in this log (a user's, a room's, a document's). Throws a TypeError or RangeError for a bad name. The store must have topics (the memory and Redis stores do). */
+  topic(name: string): LogTopic;
   /** Connections attached to the live feed. */
   readonly connections: number;
   /** Resolves to the event's id, in the order of the calls, or to null when the store is unavailable (the

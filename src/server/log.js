@@ -74,6 +74,13 @@ function after(events, id, from = 0) {
   return lo;
 }
 
+/** A topic's name, checked: a string of 1 to 256 characters with no control characters. */
+export function topicName(name) {
+  if (typeof name !== 'string') throw new TypeError(`${PREFIX}: a topic must be a string, not ${describe(name)}`);
+  if (name === '' || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name)) throw new RangeError(`${PREFIX}: a topic must be 1 to 256 characters with no control characters, not ${describe(name.length > 64 ? name.slice(0, 64) + '...' : name)}`);
+  return name;
+}
+
 // ---- frames ------------------------------------------------------------------------------------------
 
 /** One event's bytes on the wire; `data` split into one `data:` line a line (CR, LF or CRLF). */
@@ -132,6 +139,8 @@ export function createMemoryStore(options = {}) {
   const now = options.now ?? Date.now;
   if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
 
+  const parent = options[TOPIC_OF] ?? null; // a topic's store: { children, name } of the store it came from
+  const children = new Map(); // name -> the store of that topic
   const events = []; // { id, event, data, at }, from `start` on
   let start = 0;
   let head = null;
@@ -205,12 +214,32 @@ export function createMemoryStore(options = {}) {
       if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);
       consumer = log;
     },
+    /** The store of topic `name`: its own events and ids, kept here when no log follows it (one that never
+     * had an event is let go). */
+    topic: parent
+      ? undefined
+      : (name) => {
+          topicName(name);
+          let child = children.get(name);
+          if (!child) {
+            child = createMemoryStore({ maxEvents, maxAgeMs, now, [TOPIC_OF]: { children, name } });
+            children.set(name, child);
+          }
+          return child;
+        },
     close() {
       consumer = null;
+      if (parent) {
+        // A topic's events outlive the log's interest in it: the next log to open the topic finds them.
+        if (head === null) parent.children.delete(parent.name);
+        return;
+      }
       this.status = 'closed';
     },
   };
 }
+
+const TOPIC_OF = Symbol('the store a topic store belongs to');
 
 // ---- the log -----------------------------------------------------------------------------------------
 
@@ -220,6 +249,9 @@ const DRAIN_RETRY_MS = 1000;
 
 /** The append-to-delivery lag histogram's upper bounds, seconds (Prometheus `le`). */
 const LAG_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** A Prometheus label value, escaped (backslash, double quote, line feed). */
+const escapeLabel = (v) => String(v).replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : '\\' + c));
 
 /** The Prometheus text exposition format's content type. */
 const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -269,16 +301,16 @@ export function createEventLog(options = {}) {
   const onerror = options.onerror ?? null;
   if (onerror !== null && typeof onerror !== 'function') throw new TypeError(`${PREFIX}: onerror must be a function, not ${describe(onerror)}`);
 
-  /** The recent window: every event fed since `start` (exclusive; null: since its first event). */
-  const recentWindow = { events: [], from: 0, start: store.head ?? null };
-  const connections = new Set();
-  const reads = new Map(); // afterId -> { promise, issuedAt (fed count), done, at }
+  // A named topic with no connections is let go after this long: its store's feed stops; its history stays.
+  const topicIdleMs = wait('topicIdleMs', options.topicIdleMs ?? 30_000);
+  const authorize = options.authorize ?? null;
+  if (authorize !== null && typeof authorize !== 'function') throw new TypeError(`${PREFIX}: authorize must be a function (request, topic) returning true, false, 401 or 403 (or a promise of one), not ${describe(authorize)}`);
+
+  const connections = new Set(); // every topic's
   const stats = { reads: 0, sharedReads: 0, windowServed: 0, reloads: 0, connections: 0, storeErrors: 0, resumes: 0, events: 0, drained: 0 };
   /** Append-to-delivery lag of each event the feed delivers (its id's time part to now), a histogram over
    * LAG_BUCKETS (seconds), for metrics(). */
   const lag = { counts: new Array(LAG_BUCKETS.length).fill(0), count: 0, sum: 0 };
-  let fed = 0; // events fed so far: a read issued at fed = n saw every event fed before n
-  let gapPending = false; // events went out with no id while the store was down
   let status = store.status ?? 'ready';
   let closed = false;
   /** While a drain runs: when it ends (now() ms), else null. New clients are turned away until then. */
@@ -289,47 +321,6 @@ export function createEventLog(options = {}) {
     return frameOf(id, reloadEvent, reason);
   };
   const frame = (ev) => (ev.frame ??= ev.gap ? frameOf(ev.id, reloadEvent, 'gap') : frameOf(ev.id, ev.event, ev.data));
-
-  function remember(ev) {
-    if (recent === 0) {
-      recentWindow.start = ev.id;
-      return;
-    }
-    recentWindow.events.push(ev);
-    if (recentWindow.events.length - recentWindow.from > recent) {
-      recentWindow.start = recentWindow.events[recentWindow.from].id;
-      recentWindow.from++;
-    }
-    trimWindow();
-  }
-
-  /** Lets go of the events the window no longer holds once they are most of its array, whichever trim
-   * (count or age) dropped them: what it keeps in memory stays within twice what it holds, or 1,024. */
-  function compactWindow() {
-    if (recentWindow.from > 1024 && recentWindow.from * 2 > recentWindow.events.length) {
-      recentWindow.events.splice(0, recentWindow.from);
-      recentWindow.from = 0;
-    }
-  }
-
-  /** The window keeps to the store's age bound: what the store would no longer replay, it does not. */
-  function trimWindow() {
-    if (!(store.maxAgeMs < Infinity)) return compactWindow();
-    const cutoff = now() - store.maxAgeMs;
-    while (recentWindow.events.length > recentWindow.from && recentWindow.events[recentWindow.from].at <= cutoff) {
-      recentWindow.start = recentWindow.events[recentWindow.from].id;
-      recentWindow.from++;
-    }
-    compactWindow();
-  }
-
-  /** Whether the window holds every event after `id` that has been fed. */
-  function windowJoins(id) {
-    if (recentWindow.start !== null && compareIds(id, recentWindow.start) >= 0) return true;
-    return recentWindow.events.length > recentWindow.from && compareIds(id, recentWindow.events[recentWindow.from].id) >= 0;
-  }
-  const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
-  const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
 
   /** Writes to one connection; a writer that throws ends that connection alone. */
   function send(c, text) {
@@ -352,142 +343,347 @@ export function createEventLog(options = {}) {
     }
   }
 
-  // An event fed while another is being dispatched (a writer that appends, to a memory store) waits for it,
-  // so that every connection sees the events in one order.
-  const queue = [];
-  let dispatching = false;
-  function dispatch(ev) {
-    queue.push(ev);
-    if (dispatching) return;
-    dispatching = true;
-    try {
-      for (let i = 0; i < queue.length; i++) dispatchOne(queue[i]);
-    } finally {
-      queue.length = 0;
-      dispatching = false;
-    }
-  }
+  /**
+   * One topic's engine (the log's own, `name` null, or a named one): its store, its recent window, its
+   * shared reads and its live feed, dispatched to its connections. Topics share the log's connections set
+   * (drain, close, heartbeats), its stats and its options.
+   */
+  function openTopic(name, store) {
+    /** The recent window: every event fed since `start` (exclusive; null: since its first event). */
+    const recentWindow = { events: [], from: 0, start: store.head ?? null };
+    const own = new Set(); // this topic's connections
+    const reads = new Map(); // afterId -> { promise, issuedAt (fed count), done, at }
+    let fed = 0; // events fed so far: a read issued at fed = n saw every event fed before n
+    let gapPending = false; // events went out with no id while the store was down
+    let topicStatus = store.status ?? 'ready';
 
-  function dispatchOne(ev) {
-    const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
-    for (const c of connections) {
-      if (c.buffer) {
-        // Not started yet (its replay is being read, or connect()'s caller has not called start): held, up to
-        // maxBufferedBytes, past which it is let go, as a client that far behind is (start then ends it).
-        c.buffer.push(ev);
-        c.bufferedBytes += ev.data.length + 64;
-        if (c.bufferedBytes > maxBufferedBytes) {
-          c.buffer = [];
-          c.overflowed = true;
-          detach(c);
+    function remember(ev) {
+      if (recent === 0) {
+        recentWindow.start = ev.id;
+        return;
+      }
+      recentWindow.events.push(ev);
+      if (recentWindow.events.length - recentWindow.from > recent) {
+        recentWindow.start = recentWindow.events[recentWindow.from].id;
+        recentWindow.from++;
+      }
+      trimWindow();
+    }
+
+    /** Lets go of the events the window no longer holds once they are most of its array, whichever trim
+     * (count or age) dropped them: what it keeps in memory stays within twice what it holds, or 1,024. */
+    function compactWindow() {
+      if (recentWindow.from > 1024 && recentWindow.from * 2 > recentWindow.events.length) {
+        recentWindow.events.splice(0, recentWindow.from);
+        recentWindow.from = 0;
+      }
+    }
+
+    /** The window keeps to the store's age bound: what the store would no longer replay, it does not. */
+    function trimWindow() {
+      if (!(store.maxAgeMs < Infinity)) return compactWindow();
+      const cutoff = now() - store.maxAgeMs;
+      while (recentWindow.events.length > recentWindow.from && recentWindow.events[recentWindow.from].at <= cutoff) {
+        recentWindow.start = recentWindow.events[recentWindow.from].id;
+        recentWindow.from++;
+      }
+      compactWindow();
+    }
+
+    /** Whether the window holds every event after `id` that has been fed. */
+    function windowJoins(id) {
+      if (recentWindow.start !== null && compareIds(id, recentWindow.start) >= 0) return true;
+      return recentWindow.events.length > recentWindow.from && compareIds(id, recentWindow.events[recentWindow.from].id) >= 0;
+    }
+    const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
+    const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
+
+    // An event fed while another is being dispatched (a writer that appends, to a memory store) waits for it,
+    // so that every connection sees the events in one order.
+    const queue = [];
+    let dispatching = false;
+    function dispatch(ev) {
+      queue.push(ev);
+      if (dispatching) return;
+      dispatching = true;
+      try {
+        for (let i = 0; i < queue.length; i++) dispatchOne(queue[i]);
+      } finally {
+        queue.length = 0;
+        dispatching = false;
+      }
+    }
+
+    function dispatchOne(ev) {
+      const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
+      for (const c of own) {
+        if (c.buffer) {
+          // Not started yet (its replay is being read, or connect()'s caller has not called start): held, up to
+          // maxBufferedBytes, past which it is let go, as a client that far behind is (start then ends it).
+          c.buffer.push(ev);
+          c.bufferedBytes += ev.data.length + 64;
+          if (c.bufferedBytes > maxBufferedBytes) {
+            c.buffer = [];
+            c.overflowed = true;
+            detach(c);
+          }
+        }
+        else if (ev.id === null) send(c, text);
+        else if (c.skipThrough !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
+        else {
+          c.skipThrough = null;
+          send(c, text);
         }
       }
-      else if (ev.id === null) send(c, text);
-      else if (c.skipThrough !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
-      else {
-        c.skipThrough = null;
-        send(c, text);
+    }
+
+    store.attach({
+      event(ev) {
+        fed++;
+        stats.events++;
+        const seconds = Math.max(0, now() - timeOf(ev.id)) / 1000;
+        lag.count++;
+        lag.sum += seconds;
+        for (let i = 0; i < LAG_BUCKETS.length; i++) if (seconds <= LAG_BUCKETS[i]) lag.counts[i]++;
+        remember(ev);
+        dispatch(ev);
+      },
+      status(next, error) {
+        if (next === topicStatus) return;
+        topicStatus = next;
+        if (next === 'ready' && gapPending) writeGapMarker();
+        // The log's status, its errors and onstatus are its own store's: a topic's store shares its connection.
+        if (name !== null) return;
+        status = next;
+        if (next === 'unavailable') {
+          stats.storeErrors++;
+          if (error !== undefined) onerror?.(error);
+        }
+        onstatus?.(next, error);
+      },
+      /** The feed is not continuous with what the window holds (a store that lost its data). */
+      reset(position = null) {
+        recentWindow.events = [];
+        recentWindow.from = 0;
+        recentWindow.start = position;
+        reads.clear();
+      },
+    });
+
+    // One gap marker at a time covers every event sent with no id before it was appended; one that fails while
+    // the store is ready is tried again (a store that goes unavailable tries again when it is back).
+    let markerInFlight = false;
+    let markerRetry = null;
+    function writeGapMarker() {
+      if (markerInFlight || !gapPending || closed) return;
+      markerInFlight = true;
+      gapPending = false;
+      store.append({ event: 'message', data: '', gap: true }).then(
+        () => {
+          markerInFlight = false;
+          if (gapPending && topicStatus === 'ready') writeGapMarker();
+        },
+        () => {
+          markerInFlight = false;
+          gapPending = true;
+          if (topicStatus !== 'ready' || markerRetry || closed) return;
+          markerRetry = setTimeout(() => {
+            markerRetry = null;
+            if (topicStatus === 'ready') writeGapMarker();
+          }, 1000);
+          markerRetry.unref?.();
+        },
+      );
+    }
+
+    /** One read of the store after `id`, shared by every connection that asks for the same id while it is in
+     * flight or for `snapshotMs` after. */
+    function read(id, limit, fresh) {
+      const key = limit === 0 ? 'head' : id;
+      if (shareReads && !fresh) {
+        const hit = reads.get(key);
+        if (hit && (!hit.done || now() - hit.at <= snapshotMs)) {
+          stats.sharedReads++;
+          return hit;
+        }
+      }
+      stats.reads++;
+      const entry = { issuedAt: fed, done: false, at: 0, promise: null };
+      entry.promise = store.read(id, limit).then(
+        (snap) => {
+          entry.done = true;
+          entry.at = now();
+          return snap;
+        },
+        (error) => {
+          if (reads.get(key) === entry) reads.delete(key);
+          throw error;
+        },
+      );
+      if (shareReads) {
+        reads.set(key, entry);
+        sweep();
+      }
+      return entry;
+    }
+
+    let sweeper = null;
+    function sweep() {
+      if (sweeper) return;
+      sweeper = setTimeout(() => {
+        sweeper = null;
+        const t = now();
+        for (const [id, e] of reads) if (e.done && t - e.at > snapshotMs) reads.delete(id);
+        if (reads.size) sweep();
+      }, Math.max(snapshotMs, 100));
+      sweeper.unref?.();
+    }
+
+    /** connect()'s work, the log's side of the connection (serve() and response() use it as it is). */
+    async function attachClient(lastEventId) {
+      if (closed) throw new Error(`${PREFIX}: the event log is closed`);
+      const conn = new Attachment(topic, fed);
+      own.add(conn);
+      connections.add(conn);
+      stats.connections++;
+      if (typeof lastEventId !== 'string' || lastEventId === '') return conn; // a new client: live only
+      stats.resumes++;
+      const X = parseId(lastEventId);
+      try {
+        trimWindow();
+        // The window holds everything after X: no store read.
+        const replay = X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0 ? windowAfter(X) : null;
+        if (replay !== null && replay.length <= maxReplay) {
+          stats.windowServed++;
+          for (const ev of replay) conn.replay(frame(ev));
+          conn.skipThrough = windowLast();
+          return conn;
+        }
+        // An id that does not parse is told to reload from the head, which a read of no events gives.
+        let position = X ?? '0-0';
+        let limit = X === null ? 0 : maxReplay;
+        for (let attempt = 0; attempt < 3; attempt++) {
+          const entry = read(position, limit, attempt > 0);
+          const snap = await entry.promise;
+          if (!conn.active) return conn;
+          if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
+            // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
+            // start() writes it, with the newest id known then (see startAttachment).
+            conn.reload = X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown';
+            conn.reloadFrom = snap.head;
+            return conn;
+          }
+          for (const ev of snap.events) conn.replay(frame(ev));
+          const P = snap.head;
+          if (P === null) return conn; // an empty log: everything from now on is live
+          if (entry.issuedAt >= conn.issuedAt) {
+            // Issued after this connection attached: its buffer holds every event after P.
+            conn.skipThrough = P;
+            return conn;
+          }
+          trimWindow();
+          if (windowJoins(P)) {
+            // A shared read issued earlier: the window holds what was fed between it and now.
+            const last = windowLast();
+            for (const ev of windowAfter(P)) conn.replay(frame(ev));
+            conn.skipThrough = last !== null && compareIds(last, P) > 0 ? last : P;
+            return conn;
+          }
+          position = P; // the window does not reach back to the shared snapshot: read on from it, unshared
+          limit = maxReplay;
+        }
+        conn.reload = 'unknown';
+        return conn;
+      } catch (error) {
+        detach(conn);
+        throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: the store could not be read: ${error?.message ?? error}`, error);
       }
     }
-  }
 
-  store.attach({
-    event(ev) {
-      fed++;
-      stats.events++;
-      const seconds = Math.max(0, now() - timeOf(ev.id)) / 1000;
-      lag.count++;
-      lag.sum += seconds;
-      for (let i = 0; i < LAG_BUCKETS.length; i++) if (seconds <= LAG_BUCKETS[i]) lag.counts[i]++;
-      remember(ev);
-      dispatch(ev);
-    },
-    status(next, error) {
-      if (next === status) return;
-      status = next;
-      if (next === 'unavailable') {
-        stats.storeErrors++;
-        if (error !== undefined) onerror?.(error);
-      }
-      if (next === 'ready' && gapPending) writeGapMarker();
-      onstatus?.(next, error);
-    },
-    /** The feed is not continuous with what the window holds (a store that lost its data). */
-    reset(position = null) {
-      recentWindow.events = [];
-      recentWindow.from = 0;
-      recentWindow.start = position;
-      reads.clear();
-    },
-  });
-
-  // One gap marker at a time covers every event sent with no id before it was appended; one that fails while
-  // the store is ready is tried again (a store that goes unavailable tries again when it is back).
-  let markerInFlight = false;
-  let markerRetry = null;
-  function writeGapMarker() {
-    if (markerInFlight || !gapPending || closed) return;
-    markerInFlight = true;
-    gapPending = false;
-    store.append({ event: 'message', data: '', gap: true }).then(
-      () => {
-        markerInFlight = false;
-        if (gapPending && status === 'ready') writeGapMarker();
-      },
-      () => {
-        markerInFlight = false;
+    /** Appends a checked entry to this topic's store (see the log's append). */
+    async function append(checked) {
+      try {
+        return await store.append(checked);
+      } catch (error) {
+        if (error?.code !== 'STORE_UNAVAILABLE') throw error;
+        if (closed) throw new Error(`${PREFIX}: the event log closed before its store took the event; it was not stored`, { cause: error });
         gapPending = true;
-        if (status !== 'ready' || markerRetry || closed) return;
-        markerRetry = setTimeout(() => {
-          markerRetry = null;
-          if (status === 'ready') writeGapMarker();
-        }, 1000);
-        markerRetry.unref?.();
-      },
-    );
-  }
-
-  /** One read of the store after `id`, shared by every connection that asks for the same id while it is in
-   * flight or for `snapshotMs` after. */
-  function read(id, limit, fresh) {
-    const key = limit === 0 ? 'head' : id;
-    if (shareReads && !fresh) {
-      const hit = reads.get(key);
-      if (hit && (!hit.done || now() - hit.at <= snapshotMs)) {
-        stats.sharedReads++;
-        return hit;
+        dispatch({ id: null, event: checked.event, data: checked.data });
+        // A store that failed an append while it still says 'ready' (it may never leave it) gets the gap
+        // marker now: an event that went out with no id is never a silent gap.
+        if (topicStatus === 'ready') writeGapMarker();
+        return null;
       }
     }
-    stats.reads++;
-    const entry = { issuedAt: fed, done: false, at: 0, promise: null };
-    entry.promise = store.read(id, limit).then(
-      (snap) => {
-        entry.done = true;
-        entry.at = now();
-        return snap;
+
+    const topic = {
+      name,
+      store,
+      connections: own,
+      idle: null, // the timer that retires a named topic with no connections
+      attachClient,
+      append,
+      windowLast,
+      get held() {
+        return recentWindow.events.length;
       },
-      (error) => {
-        if (reads.get(key) === entry) reads.delete(key);
-        throw error;
+      /** Stops this topic's timers (its store is closed or released by the caller). */
+      stop() {
+        clearTimeout(sweeper);
+        clearTimeout(markerRetry);
+        clearTimeout(topic.idle);
       },
-    );
-    if (shareReads) {
-      reads.set(key, entry);
-      sweep();
-    }
-    return entry;
+    };
+    return topic;
   }
 
-  let sweeper = null;
-  function sweep() {
-    if (sweeper) return;
-    sweeper = setTimeout(() => {
-      sweeper = null;
-      const t = now();
-      for (const [id, e] of reads) if (e.done && t - e.at > snapshotMs) reads.delete(id);
-      if (reads.size) sweep();
-    }, Math.max(snapshotMs, 100));
-    sweeper.unref?.();
+  const main = openTopic(null, store);
+  /** Named topics, open or opening: name -> { topic, opening } (topic null until its store is open). */
+  const topics = new Map();
+
+  /** The topic `name` (null: the log's own), opened on first use: synchronously when it is open already. */
+  function topicFor(name) {
+    if (name === null) return main;
+    const known = topics.get(name);
+    if (known) {
+      if (known.topic) clearTimeout(known.topic.idle);
+      return known.topic ?? known.opening;
+    }
+    if (closed) return Promise.reject(new Error(`${PREFIX}: the event log is closed`));
+    if (typeof store.topic !== 'function') return Promise.reject(new TypeError(`${PREFIX}: this store (${store.kind ?? 'a custom store'}) has no topics: give it a topic(name) method that returns (or resolves to) a store of that topic's own`));
+    const entry = { topic: null, opening: null };
+    entry.opening = Promise.resolve()
+      .then(() => store.topic(name))
+      .then(
+        (topicStore) => {
+          if (closed) {
+            topicStore.close?.();
+            throw new Error(`${PREFIX}: the event log is closed`);
+          }
+          entry.topic = openTopic(name, topicStore);
+          return entry.topic;
+        },
+        (error) => {
+          topics.delete(name);
+          throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: topic ${JSON.stringify(name)} could not be opened: ${error?.message ?? error}`, error);
+        },
+      );
+    topics.set(name, entry);
+    return entry.opening;
+  }
+
+  /** A named topic with no connections is let go after topicIdleMs: its store (a Redis topic's own feed
+   * connection) is closed, and its history stays in the store. */
+  function idle(topic) {
+    if (topic.name === null || closed) return;
+    clearTimeout(topic.idle);
+    topic.idle = setTimeout(() => {
+      if (topic.connections.size > 0 || topics.get(topic.name)?.topic !== topic) return;
+      topics.delete(topic.name);
+      topic.stop();
+      Promise.resolve(topic.store.close?.()).catch(() => {});
+    }, topicIdleMs);
+    topic.idle.unref?.();
   }
 
   let beat = null;
@@ -506,7 +702,8 @@ export function createEventLog(options = {}) {
   /** The log's side of one client's connection, in `connections` while attached: one object with no
    * closures of its own, so that a connection costs the server little beside the socket under it. */
   class Attachment {
-    constructor() {
+    constructor(topic, fed) {
+      this.topic = topic; // the topic it follows
       this.write = null; // the writer given to start
       this.end = null; // called when the log ends the connection
       this.buffer = []; // live events fed before start; null once started
@@ -514,7 +711,7 @@ export function createEventLog(options = {}) {
       this.overflowed = false; // let go because the buffer passed maxBufferedBytes
       this.skipThrough = null; // live events at or below this id were in the replay
       this.active = true;
-      this.issuedAt = fed; // the feed count when it attached: a read issued at or after it was issued after it attached
+      this.issuedAt = fed; // the topic's feed count when it attached: a read issued at or after it was issued after it attached
       this.pending = null; // the replay that start writes first: frames
       this.drained = false; // ended by a drain
       this.reload = null; // why the client is told to reload, instead of a replay: start writes it
@@ -547,7 +744,7 @@ export function createEventLog(options = {}) {
       // The reload's id is the newest the log knows as it is written (a shared read's head may be up to
       // snapshotMs old), and nothing at or below it follows: the state the client reloads includes it.
       const head = conn.reloadFrom;
-      const fed = windowLast();
+      const fed = conn.topic.windowLast();
       const at = head === null ? fed : fed === null || compareIds(head, fed) > 0 ? head : fed;
       pending.push(reloadFrame(at, conn.reload));
       conn.skipThrough = at;
@@ -578,6 +775,8 @@ export function createEventLog(options = {}) {
     if (!conn.active) return;
     conn.active = false;
     connections.delete(conn);
+    conn.topic.connections.delete(conn);
+    if (conn.topic.connections.size === 0) idle(conn.topic);
   }
 
   /** What connect() resolves to: `start`, `close` and `open`, which work unbound, as before
@@ -600,65 +799,14 @@ export function createEventLog(options = {}) {
     }
   }
 
-  /** connect()'s work, the log's side of the connection (serve() and response() use it as it is). */
-  async function attachClient(lastEventId) {
-    if (closed) throw new Error(`${PREFIX}: the event log is closed`);
-    const conn = new Attachment();
-    connections.add(conn);
-    stats.connections++;
-    if (typeof lastEventId !== 'string' || lastEventId === '') return conn; // a new client: live only
-    stats.resumes++;
-    const X = parseId(lastEventId);
-    try {
-      trimWindow();
-      // The window holds everything after X: no store read.
-      const replay = X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0 ? windowAfter(X) : null;
-      if (replay !== null && replay.length <= maxReplay) {
-        stats.windowServed++;
-        for (const ev of replay) conn.replay(frame(ev));
-        conn.skipThrough = windowLast();
-        return conn;
-      }
-      // An id that does not parse is told to reload from the head, which a read of no events gives.
-      let position = X ?? '0-0';
-      let limit = X === null ? 0 : maxReplay;
-      for (let attempt = 0; attempt < 3; attempt++) {
-        const entry = read(position, limit, attempt > 0);
-        const snap = await entry.promise;
-        if (!conn.active) return conn;
-        if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
-          // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
-          // start() writes it, with the newest id known then (see startAttachment).
-          conn.reload = X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown';
-          conn.reloadFrom = snap.head;
-          return conn;
-        }
-        for (const ev of snap.events) conn.replay(frame(ev));
-        const P = snap.head;
-        if (P === null) return conn; // an empty log: everything from now on is live
-        if (entry.issuedAt >= conn.issuedAt) {
-          // Issued after this connection attached: its buffer holds every event after P.
-          conn.skipThrough = P;
-          return conn;
-        }
-        trimWindow();
-        if (windowJoins(P)) {
-          // A shared read issued earlier: the window holds what was fed between it and now.
-          const last = windowLast();
-          for (const ev of windowAfter(P)) conn.replay(frame(ev));
-          conn.skipThrough = last !== null && compareIds(last, P) > 0 ? last : P;
-          return conn;
-        }
-        position = P; // the window does not reach back to the shared snapshot: read on from it, unshared
-        limit = maxReplay;
-      }
-      conn.reload = 'unknown';
-      return conn;
-    } catch (error) {
-      detach(conn);
-      throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: the store could not be read: ${error?.message ?? error}`, error);
-    }
+  /** The client's attachment to topic `name` (null: the log's own). */
+  function attachClient(lastEventId, name = null) {
+    if (closed) return Promise.reject(new Error(`${PREFIX}: the event log is closed`));
+    // An open topic attaches at once (in this task, as connect() always has), one still opening when it is.
+    const topic = topicFor(name);
+    return topic instanceof Promise ? topic.then((t) => t.attachClient(lastEventId)) : topic.attachClient(lastEventId);
   }
+
   /**
    * Resolves to a connection for a client whose last id is `lastEventId` (a string, or null/'' for a new
    * client): `start(write)` writes (synchronously) what it missed and from then on every live event, as
@@ -703,6 +851,41 @@ export function createEventLog(options = {}) {
       },
     };
   }
+
+  /** The authorize hook's verdict on `request` for topic `name`: 0 to go on, 401 or 403 to refuse. It
+   * throws (the caller answers softly, as for a store that is down) when the hook throws or answers
+   * something else. */
+  async function verdict(request, name) {
+    if (authorize === null) return 0;
+    const answer = await authorize(request, name);
+    if (answer === true) return 0;
+    if (answer === false) return 403;
+    if (answer === 401 || answer === 403) return answer;
+    throw new TypeError(`${PREFIX}: authorize must return true, false, 401 or 403 (or a promise of one), not ${describe(answer)}`);
+  }
+  /** serve()'s and response()'s topic: null for the log's own, the name, or the Error that says why not. */
+  function topicOf(opts) {
+    if (opts.topic === undefined || opts.topic === null) return null;
+    try {
+      return topicName(opts.topic);
+    } catch (error) {
+      return error;
+    }
+  }
+
+  /** append(), on topic `name` (null: the log's own). */
+  async function appendTo(name, entry) {
+    if (closed) throw new Error(`${PREFIX}: the event log is closed`);
+    const checked = checkEntry(entry);
+    if (checked.id !== undefined) {
+      const ms = timeOf(checked.id);
+      // Every later id would inherit a time part ahead of the clock, and those events would not age out.
+      if (ms > now() + MAX_AHEAD_MS) throw new RangeError(`${PREFIX}: a given id's time part must not be more than ${MAX_AHEAD_MS} ms ahead of the clock (${Math.round(now())}), not ${checked.id}`);
+    }
+    const topic = topicFor(name);
+    return (topic instanceof Promise ? await topic : topic).append(checked);
+  }
+
   /** metrics() with no labels, for the handlers, which are passed unbound. */
   const metricsText = () => log.metrics();
   const unavailableWait = () => Math.round(unavailableRetryMs + random() * unavailableRetryMs);
@@ -767,7 +950,9 @@ export function createEventLog(options = {}) {
     /** Store reads issued, reads shared, connections served from the recent window, reload events sent. */
     get stats() {
       // recentHeld: the window's events in memory, those it no longer holds but has not let go of included.
-      return { ...stats, recentHeld: recentWindow.events.length };
+      let recentHeld = main.held;
+      for (const { topic } of topics.values()) recentHeld += topic?.held ?? 0;
+      return { ...stats, recentHeld, topics: topics.size };
     },
     /** Connections attached to the live feed. */
     get connections() {
@@ -784,7 +969,7 @@ export function createEventLog(options = {}) {
       if (labels === null || typeof labels !== 'object') throw new TypeError(`${PREFIX}: metrics takes an object of labels, not ${describe(labels)}`);
       const own = Object.entries(labels).map(([k, v]) => {
         if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k)) throw new TypeError(`${PREFIX}: a label name must match [a-zA-Z_][a-zA-Z0-9_]*, not ${JSON.stringify(k)}`);
-        return `${k}="${String(v).replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : '\\' + c))}"`;
+        return `${k}="${escapeLabel(v)}"`;
       });
       const l = (extra = []) => (own.length + extra.length ? `{${[...own, ...extra].join(',')}}` : '');
       const out = [];
@@ -793,6 +978,9 @@ export function createEventLog(options = {}) {
         for (const [suffix, extra, value] of samples) out.push(`managed_eventsource_${name}${suffix}${l(extra)} ${value}`);
       };
       metric('connections', 'gauge', 'Clients connected to the event log now.', [['', [], connections.size]]);
+      const open = [...topics.values()].filter(({ topic }) => topic && topic.connections.size > 0);
+      metric('topic_connections', 'gauge', 'Clients connected now to each named topic that has any.', open.map(({ topic }) => ['', [`topic="${escapeLabel(topic.name)}"`], topic.connections.size]));
+      metric('topics', 'gauge', 'Named topics open on this node (each is let go after topicIdleMs with no connections).', [['', [], topics.size]]);
       metric('connections_total', 'counter', 'Clients the event log has served.', [['', [], stats.connections]]);
       metric('resumes_total', 'counter', 'Clients that came with a last event id.', [['', [], stats.resumes]]);
       metric('replays_total', 'counter', 'Resumes served from the recent window, and store reads made (shared ones apart).', [
@@ -827,29 +1015,31 @@ export function createEventLog(options = {}) {
 
     /** Appends an event; resolves to its id, or to null when the store is unavailable (the event then goes
      * out live, with no id, and later resumes that cross it are told to reload). */
-    async append(entry) {
-      if (closed) throw new Error(`${PREFIX}: the event log is closed`);
-      const checked = checkEntry(entry);
-      if (checked.id !== undefined) {
-        const ms = timeOf(checked.id);
-        // Every later id would inherit a time part ahead of the clock, and those events would not age out.
-        if (ms > now() + MAX_AHEAD_MS) throw new RangeError(`${PREFIX}: a given id's time part must not be more than ${MAX_AHEAD_MS} ms ahead of the clock (${Math.round(now())}), not ${checked.id}`);
-      }
-      try {
-        return await store.append(checked);
-      } catch (error) {
-        if (error?.code !== 'STORE_UNAVAILABLE') throw error;
-        if (closed) throw new Error(`${PREFIX}: the event log closed before its store took the event; it was not stored`, { cause: error });
-        gapPending = true;
-        dispatch({ id: null, event: checked.event, data: checked.data });
-        // A store that failed an append while it still says 'ready' (it may never leave it) gets the gap
-        // marker now: an event that went out with no id is never a silent gap.
-        if (status === 'ready') writeGapMarker();
-        return null;
-      }
-    },
+    append: (entry) => appendTo(null, entry),
 
     connect,
+
+    /**
+     * Topic `name`: a stream of its own in the same log (a user's, a room's, a document's), with its own
+     * history, ids and recovery, served by `serve(req, res, { topic })`. The handle's append, connect,
+     * serve and response are the log's, on that topic. A topic with no connections is let go after a
+     * while; its history stays in the store.
+     */
+    topic(name) {
+      topicName(name);
+      return {
+        name,
+        append: (entry) => appendTo(name, entry),
+        connect: async (lastEventId) => new Connection(await attachClient(lastEventId, name)),
+        serve: (req, res, opts = {}) => log.serve(req, res, { ...opts, topic: name }),
+        response: (request, opts = {}) => log.response(request, { ...opts, topic: name }),
+        /** Connections following this topic on this node. */
+        get connections() {
+          const known = topics.get(name)?.topic;
+          return known ? known.connections.size : 0;
+        },
+      };
+    },
 
     /** The client's last id from a node:http request or a Web Request. */
     lastEventId: lastEventIdOfRequest,
@@ -865,6 +1055,11 @@ export function createEventLog(options = {}) {
           res.shouldKeepAlive = false; // the client's next attempt on a new connection: to another node
           return reject(res, drainWait(), { hintEvent: opts.hintEvent });
         }
+        const name = topicOf(opts);
+        if (name instanceof Error) {
+          res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+          return res.end(name.message);
+        }
         admission = admit(opts);
         if (!admission.ok) return reject(res, admission.retryMs, { hintEvent: opts.hintEvent });
         let conn;
@@ -876,9 +1071,25 @@ export function createEventLog(options = {}) {
           admission.release();
         });
         if (gone) return admission.release();
+        let refusal;
         try {
-          conn = await attachClient(lastEventIdOfRequest(req));
+          refusal = await verdict(req, name);
         } catch (error) {
+          // A hook that failed (its session store down, say) is not a refusal: the client comes back later.
+          onerror?.(error);
+          if (!gone && !res.headersSent) reject(res, unavailableWait(), { hintEvent: opts.hintEvent });
+          return;
+        }
+        if (gone) return;
+        if (refusal) {
+          // 401 or 403: our client stops retrying and calls onunauthorized (a native EventSource fails too).
+          res.writeHead(refusal, { 'Cache-Control': 'no-store' });
+          return res.end();
+        }
+        try {
+          conn = await attachClient(lastEventIdOfRequest(req), name);
+        } catch (error) {
+          if (error?.code !== 'STORE_UNAVAILABLE' && !closed) onerror?.(error); // a store with no topics, say
           if (!gone && !res.headersSent) reject(res, unavailableWait(), { hintEvent: opts.hintEvent });
           return;
         }
@@ -925,12 +1136,27 @@ export function createEventLog(options = {}) {
       let admission = null;
       try {
         if (draining()) return rejectResponse(drainWait(), { hintEvent: opts.hintEvent });
+        const name = topicOf(opts);
+        if (name instanceof Error) return new Response(name.message, { status: 400, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } });
         admission = admit(opts);
         if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
+        let refusal;
+        try {
+          refusal = await verdict(request, name);
+        } catch (error) {
+          onerror?.(error); // as serve(): a hook that failed is not a refusal
+          admission.release();
+          return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
+        }
+        if (refusal) {
+          admission.release();
+          return new Response(null, { status: refusal, headers: { 'Cache-Control': 'no-store' } });
+        }
         let conn;
         try {
-          conn = await attachClient(lastEventIdOfRequest(request));
-        } catch {
+          conn = await attachClient(lastEventIdOfRequest(request), name);
+        } catch (error) {
+          if (error?.code !== 'STORE_UNAVAILABLE' && !closed) onerror?.(error);
           admission.release();
           return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
         }
@@ -1000,8 +1226,14 @@ export function createEventLog(options = {}) {
       for (const c of [...connections]) end(c);
       connections.clear();
       clearInterval(beat);
-      clearTimeout(sweeper);
-      clearTimeout(markerRetry);
+      main.stop();
+      const opened = [...topics.values()];
+      topics.clear();
+      await Promise.allSettled(opened.map(async ({ topic, opening }) => {
+        const t = topic ?? (await opening.catch(() => null));
+        t?.stop();
+        await t?.store.close?.();
+      }));
       await store.close?.();
     },
   };
