@@ -1,12 +1,15 @@
-// The event log's Redis store: one Redis Stream per log (XADD to append, XRANGE to replay, a blocking XREAD
-// to follow), so that every node of a fleet replays and serves what any node appended. The client library,
+// The event log's Redis store: one Redis Stream per log and one per topic (XADD to append, XRANGE to replay,
+// a blocking XREAD to follow), so that every node of a fleet replays and serves what any node appended. The client library,
 // node-redis (the npm package `redis`), is an optional peer dependency: this file imports it only when
 // createRedisStore is called, so managed-eventsource/server loads without it.
 //
 // What must stay true:
 // - Appends and reads are each one Lua script (one round trip, atomic): the bounds are applied and the last
-//   id trimmed away is recorded (the `<key>:floor` string) in the same step, so a read always knows whether
-//   it can vouch for an id (log.js, `vouches`).
+//   id trimmed away is recorded (the floor string) in the same step, so a read always knows whether it can
+//   vouch for an id (log.js, `vouches`). The two keys a script touches share a hash slot (`events` and
+//   `{events}:floor`; a topic's `events:{room}` and `events:{room}:floor`), so a Redis Cluster takes them.
+// - One command connection serves every stream; each stream's feed (the store's own, and each topic a log
+//   has open) blocks on a connection of its own, closed when the log lets the topic go.
 // - Commands never queue while Redis is down (`disableOfflineQueue`): an append or a read fails at once
 //   with a StoreUnavailableError, and the log serves live events without it meanwhile.
 // - No command waits more than `commandTimeoutMs` for a Redis that is connected and answers nothing (a
@@ -22,7 +25,7 @@
 //   time it comes back, whichever of the two connections reconnects first.
 
 import { describe, finite, range } from './common.js';
-import { StoreUnavailableError, compareIds, timeOf, tooOld, vouches } from './log.js';
+import { StoreUnavailableError, compareIds, timeOf, tooOld, topicName, vouches } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
 
@@ -80,6 +83,27 @@ local limit = tonumber(ARGV[2])
 if limit > 0 then entries = redis.call('XRANGE', key, '(' .. ARGV[1], '+', 'COUNT', limit + 1) end
 return {floor or '', first, head, entries}`;
 
+/** The hash tag of a Redis key, as Redis Cluster reads it (what lies between the first `{` and the next `}`,
+ * if that is not empty), or null: keys with the same tag are in the same slot. */
+export function hashTag(key) {
+  const open = key.indexOf('{');
+  if (open < 0) return null;
+  const close = key.indexOf('}', open + 1);
+  return close > open + 1 ? key.slice(open + 1, close) : null;
+}
+
+/** The floor's key beside stream `key`, in its hash slot: `<key>:floor` when the key has a tag, else
+ * `{<key>}:floor` (a key with no tag is hashed whole, as the tag `{<key>}` is). */
+function floorKeyOf(key) {
+  return hashTag(key) !== null ? `${key}:floor` : `{${key}}:floor`;
+}
+
+/** Topic `name`'s stream key: `<key>:{<name>}`, the name's `%`, `{` and `}` escaped, so that it is the tag. A
+ * key that has a tag of its own keeps it (every topic then in one slot). */
+export function topicKey(key, name) {
+  return `${key}:{${name.replace(/[%{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}}`;
+}
+
 /** A stream entry as the log's record. */
 function record([id, fields]) {
   const rec = { id, event: 'message', data: '', gap: false, at: timeOf(id) };
@@ -101,7 +125,8 @@ function entriesOf(reply, key) {
 }
 
 /**
- * A store in a Redis Stream at `key` (default 'events'; the floor is kept at `<key>:floor`). Resolves once
+ * A store in a Redis Stream at `key` (default 'events'; the floor is kept at `{<key>}:floor`, or `<key>:floor`
+ * when the key has a hash tag), with `topic(name)` for a topic's stream at `<key>:{<name>}`. Resolves once
  * node-redis is loaded and the first connection attempt has ended, either way, or after the socket's
  * `connectTimeout` (5 s) with no answer: if Redis is down or mute the store starts 'unavailable' and keeps
  * trying on the ladder. Rejects with an Error naming the package if `redis`
@@ -118,6 +143,7 @@ export async function createRedisStore(options = {}) {
   if (typeof url !== 'string' || !/^rediss?:\/\//.test(url) || !URL.canParse(url)) throw new TypeError(`${PREFIX}: url must be a redis:// or rediss:// URL string, not ${describe(url)}`);
   const key = options.key ?? 'events';
   if (typeof key !== 'string' || key === '') throw new TypeError(`${PREFIX}: key must be a non-empty string, not ${describe(key)}`);
+  if (key.includes('{') && hashTag(key) === null) throw new TypeError(`${PREFIX}: a key with a brace must hold a Redis Cluster hash tag, {tag} with something between the braces, not ${describe(key)}`);
   const maxEvents = range('maxEvents', options.maxEvents ?? 10_000, 1);
   if (maxEvents !== Infinity && !Number.isInteger(maxEvents)) throw new RangeError(`${PREFIX}: maxEvents must be a whole number, not ${maxEvents}`);
   const maxAgeMs = range('maxAgeMs', options.maxAgeMs ?? 3_600_000, 1);
@@ -156,7 +182,6 @@ export async function createRedisStore(options = {}) {
   const sha1 = (text) => createHash('sha1').update(text).digest('hex');
   const APPEND_SHA = sha1(APPEND);
   const READ_SHA = sha1(READ);
-  const floorKey = `${key}:floor`;
   const reconnectStrategy = (retries) => {
     const attempt = retries + 1;
     const delayMs = Math.round(ladderDelay(attempt, ladder, random));
@@ -164,45 +189,34 @@ export async function createRedisStore(options = {}) {
     return delayMs;
   };
   const client = redis.createClient({ ...options.clientOptions, url, disableOfflineQueue: true, socket: { ...options.clientOptions?.socket, reconnectStrategy } });
-  const follower = client.duplicate();
-  let consumer = null;
-  let status = 'connecting';
   let lastError = null;
   let closed = false;
-  let reads = 0;
-  let lastSeen = null; // the last id the feed delivered (or the head when it started)
   let everReady = false;
-  let lastAgeTrim = -Infinity;
-  let appendsWaiting = 0; // appends sent or queued and not answered yet
+  let appendsWaiting = 0; // appends sent or queued and not answered yet, every stream's
   let bytesWaiting = 0;
+  /** The streams open on this client: the store's own, and each topic a log has open. */
+  const streams = new Set();
 
   const unavailable = (error) => new StoreUnavailableError(`${PREFIX}: Redis at ${url} is unavailable: ${error?.message ?? error}`, error);
-  function setStatus(next, error) {
-    if (closed || next === status) return;
-    status = next;
-    store.status = next;
-    consumer?.status(next, error);
-  }
   // node-redis emits 'error' before it fails the commands of the connection that failed, and marks the
   // connection not ready first. An 'error' while it is still ready (its own PING timing out behind the
   // appends, with clientOptions.pingInterval) fails nothing and is not an outage.
   client.on('error', (error) => {
     lastError = error;
     if (client.isReady) return;
-    if (status === 'ready') setStatus('unavailable', error);
+    for (const s of streams) s.clientLost(error);
     connectionLost(client);
   });
   client.on('ready', () => {
     everReady = true;
     // Load the scripts first on this connection, so the EVALSHAs after them find them.
     for (const body of [APPEND, READ]) client.sendCommand(['SCRIPT', 'LOAD', body]).catch(() => {});
-    if (feedFailures === 0) setStatus('ready'); // while the feed still fails, the store still cannot deliver
+    for (const s of streams) s.clientBack();
   });
-  follower.on('error', () => follower.isReady || connectionLost(follower)); // its failures show on `client` too, and its loop waits for 'ready'
 
   const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
 
-  // Every command on either connection has one deadline, the store's: node-redis's own queue timeout is off
+  // Every command on any connection has one deadline, the store's: node-redis's own queue timeout is off
   // for them (it would drop a command it has not written yet, behind the store's back). Each carries an
   // AbortSignal of its own, which node-redis honours only until it writes the command: aborting it then tells
   // a command never sent (rejected with AbortError, in the same task) from one sent (unaffected).
@@ -263,192 +277,270 @@ export async function createRedisStore(options = {}) {
   }
   const storeError = (code, message) => Object.assign(new Error(`${PREFIX}: ${message}`), { code });
 
-  /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
-  async function script(body, sha, args, connection) {
-    try {
-      return await run(['EVALSHA', sha, '2', key, floorKey, ...args], connection);
-    } catch (error) {
-      if (!/NOSCRIPT/.test(error?.message)) throw error;
-      return run(['EVAL', body, '2', key, floorKey, ...args], connection);
+  /**
+   * One stream of the store: the Redis Stream at `key` (its floor beside it, in the same hash slot), read and
+   * appended on the shared command connection, and followed by a blocking XREAD on `follower`, a connection
+   * of its own. The store's own stream, and one per topic a log has open.
+   */
+  function openStream(key, follower) {
+    const floorKey = floorKeyOf(key);
+    let consumer = null;
+    let status = client.isReady ? 'ready' : 'connecting';
+    let ended = false;
+    let reads = 0;
+    let lastSeen = null; // the last id the feed delivered (or the head when it started)
+    let lastAgeTrim = -Infinity;
+
+    function setStatus(next, error) {
+      if (closed || ended || next === status) return;
+      status = next;
+      store.status = next;
+      consumer?.status(next, error);
     }
-  }
+    follower.on('error', () => follower.isReady || connectionLost(follower)); // its failures show on `client` too, and its loop waits for 'ready'
 
-  /** Where the stream stands (and the entries after `after`, up to `limit`), on `connection`. */
-  async function stand(after, limit, connection) {
-    const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()], connection);
-    return { floor: floor || null, first: first || null, head: head || null, entries };
-  }
-
-  // The gap marker after Redis lost data, appended as soon as the command connection can (it reconnects on
-  // its own, maybe after the feed's).
-  let gapMarkerPending = false;
-  function appendGapMarker() {
-    gapMarkerPending = false;
-    store.append({ event: 'message', data: '', gap: true }).catch(() => {
-      gapMarkerPending = true;
-    });
-  }
-  client.on('ready', () => {
-    if (gapMarkerPending && !closed) appendGapMarker();
-  });
-
-  /** The feed: a blocking XREAD on its own connection, from the last id delivered. Every time that connection
-   * comes back, the feed first checks on it that the stream still vouches for lastSeen, until the check
-   * has been made: it must not depend on the command connection being back too. */
-  async function follow() {
-    let checkPending = false;
-    while (!closed) {
-      if (!follower.isReady) {
-        await new Promise((resolve) => {
-          follower.once('ready', resolve);
-          closing.then(resolve);
-        });
-        if (closed) return;
-        checkPending = true;
-      }
-      if (checkPending && lastSeen !== null && lastSeen !== '0-0') {
-        try {
-          const s = await stand(lastSeen, 0, follower);
-          if (!vouches(lastSeen, s)) {
-            // Everything the stream holds now was appended since it lost its data: the feed delivers it all.
-            consumer?.reset(null);
-            lastSeen = '0-0';
-            appendGapMarker();
-          }
-          checkPending = false;
-        } catch {
-          if (closed) return;
-          if (follower.isReady) await new Promise((r) => setTimeout(r, 50));
-          continue;
-        }
-      }
-      checkPending = false;
+    /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
+    async function script(body, sha, args, connection) {
       try {
-        if (lastSeen === null) {
-          const s = await stand('0-0', 0, follower);
-          lastSeen = s.head ?? '0-0';
-          consumer?.reset(s.head);
-        }
-        // Its deadline is its block plus commandTimeoutMs: a Redis that stopped answering is noticed.
-        const reply = await run(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', key, lastSeen], follower, Math.min(2 ** 31 - 1, blockMs + commandTimeoutMs));
-        if (feedFailures > 0) feedBack();
-        for (const entry of entriesOf(reply, key)) {
-          if (compareIds(entry[0], lastSeen) <= 0) continue;
-          lastSeen = entry[0];
-          consumer?.event(record(entry));
-        }
+        return await run(['EVALSHA', sha, '2', key, floorKey, ...args], connection);
       } catch (error) {
-        if (closed) return;
-        // Refused (an ACL without @blocking, a proxy that refuses blocking commands) or not answered in time,
-        // on a connection that is up: no live event reaches anyone, so the store says so, and tries again on
-        // the ladder rather than every few milliseconds.
-        if (follower.isReady) {
-          feedFailed(error);
-          await new Promise((r) => setTimeout(r, Math.max(50, ladderDelay(Math.min(feedFailures, 30), ladder, random))));
+        if (!/NOSCRIPT/.test(error?.message)) throw error;
+        return run(['EVAL', body, '2', key, floorKey, ...args], connection);
+      }
+    }
+
+    /** Where the stream stands (and the entries after `after`, up to `limit`), on `connection`. */
+    async function stand(after, limit, connection) {
+      const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()], connection);
+      return { floor: floor || null, first: first || null, head: head || null, entries };
+    }
+
+    // The gap marker after Redis lost data, appended as soon as the command connection can (it reconnects on
+    // its own, maybe after the feed's).
+    let gapMarkerPending = false;
+    function appendGapMarker() {
+      gapMarkerPending = false;
+      store.append({ event: 'message', data: '', gap: true }).catch(() => {
+        gapMarkerPending = true;
+      });
+    }
+
+    /** The feed: a blocking XREAD on its own connection, from the last id delivered. Every time that connection
+     * comes back, the feed first checks on it that the stream still vouches for lastSeen, until the check
+     * has been made: it must not depend on the command connection being back too. */
+    async function follow() {
+      let checkPending = false;
+      while (!closed && !ended) {
+        if (!follower.isReady) {
+          await new Promise((resolve) => {
+            follower.once('ready', resolve);
+            closing.then(resolve);
+          });
+          if (closed || ended) return;
+          checkPending = true;
+        }
+        if (checkPending && lastSeen !== null && lastSeen !== '0-0') {
+          try {
+            const s = await stand(lastSeen, 0, follower);
+            if (!vouches(lastSeen, s)) {
+              // Everything the stream holds now was appended since it lost its data: the feed delivers it all.
+              consumer?.reset(null);
+              lastSeen = '0-0';
+              appendGapMarker();
+            }
+            checkPending = false;
+          } catch {
+            if (closed || ended) return;
+            if (follower.isReady) await new Promise((r) => setTimeout(r, 50));
+            continue;
+          }
+        }
+        checkPending = false;
+        try {
+          if (lastSeen === null) {
+            const s = await stand('0-0', 0, follower);
+            lastSeen = s.head ?? '0-0';
+            consumer?.reset(s.head);
+          }
+          // Its deadline is its block plus commandTimeoutMs: a Redis that stopped answering is noticed.
+          const reply = await run(['XREAD', 'COUNT', '1000', 'BLOCK', String(blockMs), 'STREAMS', key, lastSeen], follower, Math.min(2 ** 31 - 1, blockMs + commandTimeoutMs));
+          if (feedFailures > 0) feedBack();
+          for (const entry of entriesOf(reply, key)) {
+            if (compareIds(entry[0], lastSeen) <= 0) continue;
+            lastSeen = entry[0];
+            consumer?.event(record(entry));
+          }
+        } catch (error) {
+          if (closed || ended) return;
+          // Refused (an ACL without @blocking, a proxy that refuses blocking commands) or not answered in time,
+          // on a connection that is up: no live event reaches anyone, so the store says so, and tries again on
+          // the ladder rather than every few milliseconds.
+          if (follower.isReady) {
+            feedFailed(error);
+            await new Promise((r) => setTimeout(r, Math.max(50, ladderDelay(Math.min(feedFailures, 30), ladder, random))));
+          }
         }
       }
     }
-  }
 
-  /** The feed's failures in a row on a connection that was up (0: it delivers). While there are any the store
-   * is 'unavailable': appends and replays work, live events do not flow. */
-  let feedFailures = 0;
-  function feedFailed(error) {
-    feedFailures++;
-    const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events: its blocking XREAD failed (${error?.message ?? error}); appends and replays still work. An ACL needs @blocking (+xread), and a proxy in front of Redis must allow blocking commands`, error);
-    if (status === 'ready') setStatus('unavailable', why);
-  }
-  function feedBack() {
-    feedFailures = 0;
-    if (status === 'unavailable' && client.isReady) setStatus('ready');
-  }
+    /** The feed's failures in a row on a connection that was up (0: it delivers). While there are any the store
+     * is 'unavailable': appends and replays work, live events do not flow. */
+    let feedFailures = 0;
+    function feedFailed(error) {
+      feedFailures++;
+      const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events: its blocking XREAD failed (${error?.message ?? error}); appends and replays still work. An ACL needs @blocking (+xread), and a proxy in front of Redis must allow blocking commands`, error);
+      if (status === 'ready') setStatus('unavailable', why);
+    }
+    function feedBack() {
+      feedFailures = 0;
+      if (status === 'unavailable' && client.isReady) setStatus('ready');
+    }
 
-  let close;
-  const closing = new Promise((resolve) => (close = resolve));
+    let close;
+    const closing = new Promise((resolve) => (close = resolve));
 
-  const store = {
-    kind: 'redis',
-    status,
-    key,
-    maxEvents,
-    maxAgeMs,
-    maxPendingAppends,
-    maxPendingBytes,
-    get reads() {
-      return reads;
-    },
-    /** The last id the feed delivered. */
-    get head() {
-      return lastSeen === '0-0' ? null : lastSeen;
-    },
-    get client() {
-      return client;
-    },
-    async append(entry) {
-      // Backpressure: past the bound, an append is refused at once, not queued to fail commandTimeoutMs later.
-      // One append is always let through, however large; a gap marker always is (a client's reload rides on it).
-      const bytes = entry.gap ? 0 : Buffer.byteLength(entry.data) + entry.event.length;
-      if (!entry.gap && appendsWaiting > 0 && (appendsWaiting >= maxPendingAppends || bytesWaiting + bytes > maxPendingBytes)) {
-        throw storeError('STORE_BUSY', `${appendsWaiting} appends (${bytesWaiting} bytes) are already waiting for Redis at ${url} (maxPendingAppends ${maxPendingAppends}, maxPendingBytes ${maxPendingBytes}): this one was not sent`);
-      }
-      const fields = entry.gap ? ['g', '1'] : entry.event === 'message' ? ['d', entry.data] : ['e', entry.event, 'd', entry.data];
-      // The age bound is applied by every read, and by an append at most once a second (it costs a lookup).
-      const t = now();
-      const old = entry.id === undefined ? null : tooOld(entry.id, t, maxAgeMs);
-      if (old) throw old;
-      const age = t - lastAgeTrim >= 1000 ? cutoff() : '';
-      if (age) lastAgeTrim = t;
-      appendsWaiting++;
-      bytesWaiting += bytes;
-      try {
-        return await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
-      } finally {
-        appendsWaiting--;
-        bytesWaiting -= bytes;
-      }
-    },
-    /** Appends sent or queued to Redis and not answered yet, and their bytes. */
-    get waiting() {
-      return { appends: appendsWaiting, bytes: bytesWaiting };
-    },
-    async read(afterId, limit) {
-      reads++;
-      const s = await stand(afterId, limit);
-      const complete = vouches(afterId, s);
-      const events = complete ? s.entries.map(record) : [];
-      const more = events.length > limit;
-      if (more) events.length = limit;
-      return { events, complete, more, head: s.head };
-    },
-    attach(log) {
-      if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);
-      consumer = log;
-      if (lastSeen !== null) log.reset(this.head);
-    },
-    async close() {
-      if (closed) return;
-      closed = true;
-      status = store.status = 'closed';
-      close();
-      // What neither connection has written yet is refused as never sent, not failed as maybe stored.
-      connectionLost(client);
-      connectionLost(follower);
-      // The feed's blocking read would hold close() for up to blockMs; a command connection that is not
-      // ready has nothing to flush (and one stuck in its handshake would hold close() for ever).
-      for (const connection of client.isReady ? [follower] : [follower, client]) {
+    const store = {
+      kind: 'redis',
+      status,
+      key,
+      maxEvents,
+      maxAgeMs,
+      maxPendingAppends,
+      maxPendingBytes,
+      get reads() {
+        return reads;
+      },
+      /** The last id the feed delivered. */
+      get head() {
+        return lastSeen === '0-0' ? null : lastSeen;
+      },
+      get client() {
+        return client;
+      },
+      async append(entry) {
+        // Backpressure: past the bound, an append is refused at once, not queued to fail commandTimeoutMs later.
+        // One append is always let through, however large; a gap marker always is (a client's reload rides on it).
+        const bytes = entry.gap ? 0 : Buffer.byteLength(entry.data) + entry.event.length;
+        if (!entry.gap && appendsWaiting > 0 && (appendsWaiting >= maxPendingAppends || bytesWaiting + bytes > maxPendingBytes)) {
+          throw storeError('STORE_BUSY', `${appendsWaiting} appends (${bytesWaiting} bytes) are already waiting for Redis at ${url} (maxPendingAppends ${maxPendingAppends}, maxPendingBytes ${maxPendingBytes}): this one was not sent`);
+        }
+        const fields = entry.gap ? ['g', '1'] : entry.event === 'message' ? ['d', entry.data] : ['e', entry.event, 'd', entry.data];
+        // The age bound is applied by every read, and by an append at most once a second (it costs a lookup).
+        const t = now();
+        const old = entry.id === undefined ? null : tooOld(entry.id, t, maxAgeMs);
+        if (old) throw old;
+        const age = t - lastAgeTrim >= 1000 ? cutoff() : '';
+        if (age) lastAgeTrim = t;
+        appendsWaiting++;
+        bytesWaiting += bytes;
         try {
-          connection.destroy();
+          return await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
+        } finally {
+          appendsWaiting--;
+          bytesWaiting -= bytes;
+        }
+      },
+      /** Appends sent or queued to Redis and not answered yet (every stream's), and their bytes. */
+      get waiting() {
+        return { appends: appendsWaiting, bytes: bytesWaiting };
+      },
+      async read(afterId, limit) {
+        reads++;
+        const s = await stand(afterId, limit);
+        const complete = vouches(afterId, s);
+        const events = complete ? s.entries.map(record) : [];
+        const more = events.length > limit;
+        if (more) events.length = limit;
+        return { events, complete, more, head: s.head };
+      },
+      attach(log) {
+        if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);
+        consumer = log;
+        if (lastSeen !== null) log.reset(this.head);
+      },
+      /** Starts the feed, first reading where the stream stands (within `deadline`, a promise that rejects,
+       * if given), unless `stand` is false. Resolves to whether it knows where the stream stands. */
+      async start({ stand: look = true, deadline = null } = {}) {
+        let known = false;
+        if (look) {
+          try {
+            const s = await (deadline ? Promise.race([stand('0-0', 0), deadline]) : stand('0-0', 0));
+            lastSeen = s.head ?? '0-0';
+            known = true;
+          } catch {}
+        }
+        if (!ended) follow();
+        return known;
+      },
+      markUnavailable(error) {
+        setStatus('unavailable', error);
+      },
+      /** The command connection failed, or came back (the client's own events, for every stream). */
+      clientLost(error) {
+        if (status === 'ready') setStatus('unavailable', error);
+      },
+      clientBack() {
+        if (feedFailures === 0) setStatus('ready'); // while the feed still fails, the store still cannot deliver
+        if (gapMarkerPending && !closed && !ended) appendGapMarker();
+      },
+      /** Ends this stream's feed and its follower connection (the command connection is the store's). */
+      close() {
+        if (ended) return;
+        ended = true;
+        streams.delete(store);
+        status = store.status = 'closed';
+        close();
+        connectionLost(follower);
+        try {
+          follower.destroy();
         } catch {}
-      }
-      // A Redis that answers nothing would hold close() (it waits for the replies due): commandTimeoutMs at most.
-      if (client.isReady) {
-        let timer;
-        const silence = new Promise((resolve) => (timer = setTimeout(resolve, commandTimeoutMs, 'silent')));
-        const outcome = await Promise.race([client.close().catch(() => 'failed'), silence]);
-        clearTimeout(timer);
-        if (outcome) client.destroy();
-      }
-    },
+      },
+    };
+    streams.add(store);
+    return store;
+  }
+
+  /** Topic `name`'s stream (keys hash-tagged by the topic, so a Redis Cluster takes its scripts), followed
+   * on a connection of its own, which closes when the log lets the topic go. */
+  async function topic(name) {
+    topicName(name);
+    if (closed) throw new Error(`${PREFIX}: the store is closed`);
+    if (!client.isReady) throw unavailable(lastError ?? 'not connected');
+    const follower = client.duplicate();
+    const stream = openStream(topicKey(key, name), follower);
+    follower.connect().catch(() => {});
+    if (!(await stream.start())) {
+      stream.close();
+      throw unavailable(lastError ?? `topic ${JSON.stringify(name)}: where its stream stands could not be read`);
+    }
+    return stream;
+  }
+
+  const follower = client.duplicate();
+  const store = openStream(key, follower);
+  const closeOwn = store.close;
+  store.topic = topic;
+  /** Closes every stream (each topic's feed) and the connections. */
+  store.close = async () => {
+    if (closed) return;
+    closeOwn();
+    for (const s of [...streams]) s.close();
+    closed = true;
+    // What the command connection has not written yet is refused as never sent, not failed as maybe stored.
+    connectionLost(client);
+    if (!client.isReady) {
+      // One stuck in its handshake would hold close() for ever, and it has nothing to flush.
+      try {
+        client.destroy();
+      } catch {}
+      return;
+    }
+    // A Redis that answers nothing would hold close() (it waits for the replies due): commandTimeoutMs at most.
+    let timer;
+    const silence = new Promise((resolve) => (timer = setTimeout(resolve, commandTimeoutMs, 'silent')));
+    const outcome = await Promise.race([client.close().catch(() => 'failed'), silence]);
+    clearTimeout(timer);
+    if (outcome) client.destroy();
   };
 
   // Both connections start now; the first attempt's outcome decides the starting status.
@@ -468,15 +560,13 @@ export async function createRedisStore(options = {}) {
     startTimer.unref?.();
   });
   await Promise.race([first, startExpired]);
-  if (!everReady) setStatus('unavailable', lastError ?? new Error(`no answer from ${url} within ${startMs} ms`));
-  else {
+  if (!everReady) {
+    store.markUnavailable(lastError ?? new Error(`no answer from ${url} within ${startMs} ms`));
+    store.start({ stand: false });
+  } else {
     // Know where the stream stands before the first connection asks.
-    try {
-      const s = await Promise.race([stand('0-0', 0), startExpired.then(() => Promise.reject(new Error('timed out')))]);
-      lastSeen = s.head ?? '0-0';
-    } catch {}
+    await store.start({ deadline: startExpired.then(() => Promise.reject(new Error('timed out'))) });
   }
   clearTimeout(startTimer);
-  follow();
   return store;
 }

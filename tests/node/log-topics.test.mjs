@@ -62,7 +62,7 @@ async function until(predicate, ms = 5000) {
   }
 }
 
-for (const kind of ['memory']) { // the Redis store's topics: next commit
+for (const kind of ['memory', 'redis']) {
   describe(`${kind} store`, () => {
     test('topics are streams of their own: each client gets its topic alone, and resumes within it exactly', async () => {
       const log = createEventLog({ store: await STORES[kind](), heartbeatMs: 0 });
@@ -294,4 +294,39 @@ test('drain and metrics span every topic: each connection ended once, the per-to
   assert.deepEqual(ended.sort(), ['a', 'a', 'b', null].sort());
   assert.equal(log.connections, 0);
   await log.close();
+});
+
+describe('redis store topics', () => {
+  test("a topic's stream and floor are hash-tagged by the topic; its feed has a connection of its own, closed when the topic is let go", async () => {
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: fixture.redis.url });
+    await admin.connect();
+    const key = fixture.key();
+    const store = await server.createRedisStore({ url: fixture.redis.url, key, maxEvents: 2 });
+    const log = createEventLog({ store, heartbeatMs: 0, topicIdleMs: 50 });
+    const clients = async () => (await admin.sendCommand(['CLIENT', 'LIST'])).trim().split('\n').length;
+    try {
+      const before = await clients();
+      const room = log.topic('room:{7}%');
+      for (let i = 0; i < 3; i++) await room.append({ data: String(i) });
+      for (let i = 0; i < 3; i++) await log.append({ data: String(i) });
+      // Appending opens the topic here (a log that appends also serves): its feed's connection is the one more.
+      assert.equal(await clients(), before + 1);
+      const keys = (await admin.sendCommand(['KEYS', `${key}*`])).concat(await admin.sendCommand(['KEYS', `{${key}}*`])).sort();
+      const tagged = `${key}:{room:%7B7%7D%25}`;
+      assert.deepEqual(keys, [key, `${key}:{room:%7B7%7D%25}`, `${tagged}:floor`, `{${key}}:floor`].sort());
+      // Each stream keeps its own bounds and ids: two of three held, and its floor is its own.
+      assert.equal(await admin.sendCommand(['XLEN', tagged]), 2);
+      const conn = await room.connect(null);
+      conn.start(() => {});
+      conn.close();
+      const deadline = Date.now() + 5000;
+      while ((await clients()) !== before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(await clients(), before, 'the topic feed connection closed once the topic was let go');
+      assert.equal(log.stats.topics, 0);
+    } finally {
+      await log.close();
+      await admin.close();
+    }
+  });
 });
