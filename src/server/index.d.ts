@@ -116,7 +116,9 @@ export interface MemoryStoreOptions {
 export interface RedisStoreOptions extends MemoryStoreOptions {
   /** Default redis://127.0.0.1:6379. */
   url?: string;
-  /** The stream's key (the last id trimmed away is kept at `<key>:floor`). Default 'events'. */
+  /** A Redis Cluster's node URLs (some or all), instead of `url`: the store finds the cluster through them. */
+  cluster?: string[];
+  /** The stream's key (the last id trimmed away is kept at `{<key>}:floor`, or `<key>:floor` when the key holds a hash tag; topic T's stream at `<key>:{T}`). Default 'events'. */
   key?: string;
   /** The ladder both connections reconnect on (full jitter): attempt n waits a uniform draw in
    * [0, min(maxMs, baseMs * factor^(n-1))]. Default { baseMs: 500, maxMs: 10000, factor: 2 }. */

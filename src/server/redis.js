@@ -104,6 +104,40 @@ export function topicKey(key, name) {
   return `${key}:{${name.replace(/[%{}]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)}}`;
 }
 
+/** The key a command is routed by in a Redis Cluster (undefined: any node). */
+function routingKey(command) {
+  if (command[0] === 'EVALSHA' || command[0] === 'EVAL') return command[3];
+  if (command[0] === 'XREAD') return command[command.indexOf('STREAMS') + 1];
+  return undefined;
+}
+
+/** A node-redis cluster seen as the one connection the store talks to: the same `sendCommand(command,
+ * options)`, `isReady`, `duplicate()`, `connect()`, `close()`, `destroy()`, and 'ready' when the cluster's
+ * slots are known. A node that fails fails the commands routed to it (each command still has its deadline),
+ * and node-redis finds the slots again. */
+function clusterConnection(cluster) {
+  const event = (name) => (name === 'ready' ? 'connect' : name);
+  const connection = {
+    get isReady() {
+      return cluster.isReady;
+    },
+    on(name, listener) {
+      cluster.on(event(name), listener);
+      return connection;
+    },
+    once(name, listener) {
+      cluster.once(event(name), listener);
+      return connection;
+    },
+    sendCommand: (command, options) => cluster.sendCommand(routingKey(command), false, command, options),
+    duplicate: () => clusterConnection(cluster.duplicate()),
+    connect: () => cluster.connect(),
+    close: () => cluster.close(),
+    destroy: () => cluster.destroy(),
+  };
+  return connection;
+}
+
 /** A stream entry as the log's record. */
 function record([id, fields]) {
   const rec = { id, event: 'message', data: '', gap: false, at: timeOf(id) };
@@ -139,8 +173,18 @@ function entriesOf(reply, key) {
  */
 export async function createRedisStore(options = {}) {
   if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createRedisStore takes an options object, not ${describe(options)}`);
-  const url = options.url ?? 'redis://127.0.0.1:6379';
-  if (typeof url !== 'string' || !/^rediss?:\/\//.test(url) || !URL.canParse(url)) throw new TypeError(`${PREFIX}: url must be a redis:// or rediss:// URL string, not ${describe(url)}`);
+  const redisUrl = (name, value) => {
+    if (typeof value !== 'string' || !/^rediss?:\/\//.test(value) || !URL.canParse(value)) throw new TypeError(`${PREFIX}: ${name} must be a redis:// or rediss:// URL string, not ${describe(value)}`);
+    return value;
+  };
+  const cluster = options.cluster ?? null;
+  if (cluster !== null) {
+    if (!Array.isArray(cluster) || cluster.length === 0) throw new TypeError(`${PREFIX}: cluster must be an array of the Redis Cluster's node URLs (some or all), not ${describe(cluster)}`);
+    cluster.forEach((u, i) => redisUrl(`cluster[${i}]`, u));
+    if (options.url !== undefined) throw new TypeError(`${PREFIX}: give url (one Redis) or cluster (a Redis Cluster's nodes), not both`);
+  }
+  // Where the store's errors say Redis is.
+  const url = cluster !== null ? cluster.join(',') : redisUrl('url', options.url ?? 'redis://127.0.0.1:6379');
   const key = options.key ?? 'events';
   if (typeof key !== 'string' || key === '') throw new TypeError(`${PREFIX}: key must be a non-empty string, not ${describe(key)}`);
   if (key.includes('{') && hashTag(key) === null) throw new TypeError(`${PREFIX}: a key with a brace must hold a Redis Cluster hash tag, {tag} with something between the braces, not ${describe(key)}`);
@@ -188,7 +232,10 @@ export async function createRedisStore(options = {}) {
     onreconnect?.({ attempt, delayMs });
     return delayMs;
   };
-  const client = redis.createClient({ ...options.clientOptions, url, disableOfflineQueue: true, socket: { ...options.clientOptions?.socket, reconnectStrategy } });
+  const nodeOptions = { ...options.clientOptions, disableOfflineQueue: true, socket: { ...options.clientOptions?.socket, reconnectStrategy } };
+  const client = cluster !== null
+    ? clusterConnection(redis.createCluster({ rootNodes: cluster.map((u) => ({ url: u })), defaults: nodeOptions, minimizeConnections: true }))
+    : redis.createClient({ ...nodeOptions, url });
   let lastError = null;
   let closed = false;
   let everReady = false;
@@ -548,7 +595,16 @@ export async function createRedisStore(options = {}) {
     client.once('ready', resolve);
     client.once('error', resolve);
   });
-  client.connect().catch(() => {});
+  const connecting = client.connect();
+  if (cluster !== null) {
+    // A cluster is found through its nodes once, here: with none answering there is no cluster to follow.
+    try {
+      await connecting;
+    } catch (error) {
+      await store.close();
+      throw new StoreUnavailableError(`${PREFIX}: no node of the Redis Cluster (${url}) answered: ${error?.message ?? error}`, error);
+    }
+  } else connecting.catch(() => {});
   follower.connect().catch(() => {});
   // An endpoint that accepts and never answers sends neither 'ready' nor 'error': the first attempt and the
   // first look at the stream get the socket's connectTimeout (node-redis's default, 5 s) in all, then the
