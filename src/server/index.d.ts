@@ -73,6 +73,8 @@ export interface LogRecord {
   gap: boolean;
   /** When it was appended, ms. */
   at: number;
+  /** The generation that stored it (null: none recorded). */
+  epoch?: string | null;
 }
 
 /** What a store read returns: the events after the id (up to the limit), whether the store can vouch for
@@ -82,6 +84,8 @@ export interface Snapshot {
   complete: boolean;
   more: boolean;
   head: string | null;
+  /** The store's generation as the read saw it (null: none); a client id naming another gets the reload event. */
+  epoch?: string | null;
 }
 
 export type StoreStatus = 'connecting' | 'ready' | 'unavailable' | 'closed';
@@ -92,6 +96,8 @@ export interface EventStore {
   readonly status: StoreStatus;
   /** Reads issued against the store so far. */
   readonly reads: number;
+  /** The store's generation (a store that has none, or a custom one, may leave it out): the log adds it to every id it hands out, `<ms>-<seq>_<epoch>`. */
+  readonly epoch?: string | null;
   readonly maxEvents: number;
   readonly maxAgeMs: number;
   /** The last id the store's feed has delivered (memory: issued), or null. */

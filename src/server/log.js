@@ -44,6 +44,30 @@ export function parseId(text) {
   return text;
 }
 
+/** A new generation's mark: 32 random bits in base 36 (7 characters), from crypto.getRandomValues (Node and
+ * Web runtimes alike). A store draws one when it starts afresh: a memory store as it is made, a Redis
+ * stream with its first append after it lost its data (or ever). */
+export function newEpoch() {
+  const [n] = globalThis.crypto.getRandomValues(new Uint32Array(1));
+  return n.toString(36).padStart(7, '0');
+}
+
+const EPOCH = /^[0-9a-z]{1,16}$/;
+
+/** The id a client sees: the store's `<ms>-<seq>`, `_`, and the generation that issued it (none for an event
+ * a Redis stream held before generations were recorded). */
+export const wireId = (id, epoch) => (id && epoch ? `${id}_${epoch}` : id);
+
+/** A client's last id as `{ id, epoch }`: the store's id (canonical, or null if it is not one) and the
+ * generation it names (null: none). */
+export function parseWireId(text) {
+  if (typeof text !== 'string' || text.length > 58) return { id: null, epoch: null };
+  const u = text.indexOf('_');
+  if (u < 0) return { id: parseId(text), epoch: null };
+  const epoch = text.slice(u + 1);
+  return EPOCH.test(epoch) ? { id: parseId(text.slice(0, u)), epoch } : { id: null, epoch: null };
+}
+
 /** An id's time part, in ms (a Number: exact up to 2^53, and larger ones still compare as far ahead). */
 export const timeOf = (id) => Number(id.slice(0, id.indexOf('-')));
 
@@ -141,7 +165,8 @@ export function createMemoryStore(options = {}) {
 
   const parent = options[TOPIC_OF] ?? null; // a topic's store: { children, name } of the store it came from
   const children = new Map(); // name -> the store of that topic
-  const events = []; // { id, event, data, at }, from `start` on
+  const epoch = newEpoch(); // this store's generation: its ids mean nothing to another store, or after a restart
+  const events = []; // { id, event, data, at, epoch }, from `start` on
   let start = 0;
   let head = null;
   let floor = null;
@@ -180,6 +205,8 @@ export function createMemoryStore(options = {}) {
     get head() {
       return head;
     },
+    /** This store's generation. */
+    epoch,
     append(entry) {
       const t = now();
       const id = entry.id ?? nextId(t);
@@ -190,7 +217,7 @@ export function createMemoryStore(options = {}) {
       lastMs = BigInt(ms);
       lastSeq = BigInt(seq);
       head = id;
-      const record = { id, event: entry.event, data: entry.data, gap: entry.gap === true, at: t };
+      const record = { id, event: entry.event, data: entry.data, gap: entry.gap === true, at: t, epoch };
       events.push(record);
       trim(t);
       consumer?.event(record);
@@ -208,7 +235,7 @@ export function createMemoryStore(options = {}) {
         more = events.length - from > limit;
         list = events.slice(from, from + limit);
       }
-      return Promise.resolve({ events: list, complete, more, head });
+      return Promise.resolve({ events: list, complete, more, head, epoch });
     },
     attach(log) {
       if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);
@@ -316,11 +343,11 @@ export function createEventLog(options = {}) {
   /** While a drain runs: when it ends (now() ms), else null. New clients are turned away until then. */
   let drainingUntil = null;
 
-  const reloadFrame = (id, reason) => {
+  const reloadFrame = (id, epoch, reason) => {
     stats.reloads++;
-    return frameOf(id, reloadEvent, reason);
+    return frameOf(wireId(id, epoch), reloadEvent, reason);
   };
-  const frame = (ev) => (ev.frame ??= ev.gap ? frameOf(ev.id, reloadEvent, 'gap') : frameOf(ev.id, ev.event, ev.data));
+  const frame = (ev) => (ev.frame ??= ev.gap ? frameOf(wireId(ev.id, ev.epoch), reloadEvent, 'gap') : frameOf(wireId(ev.id, ev.epoch), ev.event, ev.data));
 
   /** Writes to one connection; a writer that throws ends that connection alone. */
   function send(c, text) {
@@ -548,7 +575,15 @@ export function createEventLog(options = {}) {
       stats.connections++;
       if (typeof lastEventId !== 'string' || lastEventId === '') return conn; // a new client: live only
       stats.resumes++;
-      const X = parseId(lastEventId);
+      const { id: X, epoch } = parseWireId(lastEventId);
+      // An id that names another generation (a store that lost its data, another process's memory store,
+      // another topic) is no position here, wherever its time part falls: the reload event, never a replay.
+      const otherGeneration = (current) => X !== null && epoch !== null && epoch !== (current ?? null);
+      if (otherGeneration(store.epoch)) {
+        conn.reload = 'epoch';
+        conn.reloadFrom = store.head ?? null;
+        return conn;
+      }
       try {
         trimWindow();
         // The window holds everything after X: no store read.
@@ -566,6 +601,11 @@ export function createEventLog(options = {}) {
           const entry = read(position, limit, attempt > 0);
           const snap = await entry.promise;
           if (!conn.active) return conn;
+          if (snap.epoch !== undefined && otherGeneration(snap.epoch)) {
+            conn.reload = 'epoch'; // the store started afresh since this log last knew its generation
+            conn.reloadFrom = snap.head;
+            return conn;
+          }
           if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
             // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
             // start() writes it, with the newest id known then (see startAttachment).
@@ -603,7 +643,8 @@ export function createEventLog(options = {}) {
     /** Appends a checked entry to this topic's store (see the log's append). */
     async function append(checked) {
       try {
-        return await store.append(checked);
+        const id = await store.append(checked);
+        return wireId(id, store.epoch ?? null);
       } catch (error) {
         if (error?.code !== 'STORE_UNAVAILABLE') throw error;
         if (closed) throw new Error(`${PREFIX}: the event log closed before its store took the event; it was not stored`, { cause: error });
@@ -746,7 +787,7 @@ export function createEventLog(options = {}) {
       const head = conn.reloadFrom;
       const fed = conn.topic.windowLast();
       const at = head === null ? fed : fed === null || compareIds(head, fed) > 0 ? head : fed;
-      pending.push(reloadFrame(at, conn.reload));
+      pending.push(reloadFrame(at, conn.topic.store.epoch ?? null, conn.reload));
       conn.skipThrough = at;
     }
     for (const ev of buffered) {

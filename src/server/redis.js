@@ -25,7 +25,7 @@
 //   time it comes back, whichever of the two connections reconnects first.
 
 import { describe, finite, range } from './common.js';
-import { StoreUnavailableError, compareIds, timeOf, tooOld, topicName, vouches } from './log.js';
+import { StoreUnavailableError, compareIds, newEpoch, timeOf, tooOld, topicName, vouches } from './log.js';
 
 const PREFIX = 'managed-eventsource/server';
 
@@ -48,10 +48,17 @@ local function trimByAge(key, floorKey, cutoff)
   end
 end`;
 
-// ARGV: id ('*' or given), max length ('0': none), age cutoff ('': none), then the entry's fields.
+// KEYS: the stream, its floor, its generation. ARGV: id ('*' or given), max length ('0': none), age cutoff
+// ('': none), a new generation's mark (kept if the stream has none yet), then the entry's fields.
+// Returns { id, generation }; each entry carries its generation (field 'p').
 const APPEND = `${TRIM_BY_AGE}
 local key, floorKey = KEYS[1], KEYS[2]
-local id = redis.call('XADD', key, ARGV[1], unpack(ARGV, 4))
+local epoch = redis.call('GET', KEYS[3])
+if not epoch then
+  epoch = ARGV[4]
+  redis.call('SET', KEYS[3], epoch)
+end
+local id = redis.call('XADD', key, ARGV[1], 'p', epoch, unpack(ARGV, 5))
 local maxlen = tonumber(ARGV[2])
 if maxlen > 0 then
   local excess = redis.call('XLEN', key) - maxlen
@@ -62,10 +69,10 @@ if maxlen > 0 then
   end
 end
 if ARGV[3] ~= '' then trimByAge(key, floorKey, ARGV[3]) end
-return id`;
+return {id, epoch}`;
 
-// ARGV: after (an id), limit (0: where the log stands only), age cutoff ('': none).
-// Returns { floor, first, head, entries }, '' for none.
+// KEYS as APPEND's. ARGV: after (an id), limit (0: where the log stands only), age cutoff ('': none).
+// Returns { floor, first, head, entries, generation }, '' for none.
 const READ = `${TRIM_BY_AGE}
 local key, floorKey = KEYS[1], KEYS[2]
 if ARGV[3] ~= '' and redis.call('EXISTS', key) == 1 then trimByAge(key, floorKey, ARGV[3]) end
@@ -81,7 +88,7 @@ end
 local entries = {}
 local limit = tonumber(ARGV[2])
 if limit > 0 then entries = redis.call('XRANGE', key, '(' .. ARGV[1], '+', 'COUNT', limit + 1) end
-return {floor or '', first, head, entries}`;
+return {floor or '', first, head, entries, redis.call('GET', KEYS[3]) or ''}`;
 
 /** The hash tag of a Redis key, as Redis Cluster reads it (what lies between the first `{` and the next `}`,
  * if that is not empty), or null: keys with the same tag are in the same slot. */
@@ -92,10 +99,10 @@ export function hashTag(key) {
   return close > open + 1 ? key.slice(open + 1, close) : null;
 }
 
-/** The floor's key beside stream `key`, in its hash slot: `<key>:floor` when the key has a tag, else
- * `{<key>}:floor` (a key with no tag is hashed whole, as the tag `{<key>}` is). */
-function floorKeyOf(key) {
-  return hashTag(key) !== null ? `${key}:floor` : `{${key}}:floor`;
+/** A key beside stream `key` in its hash slot (its `floor`, its `epoch`): `<key>:<name>` when the key has a
+ * tag, else `{<key>}:<name>` (a key with no tag is hashed whole, as the tag `{<key>}` is). */
+function besideKey(key, name) {
+  return hashTag(key) !== null ? `${key}:${name}` : `{${key}}:${name}`;
 }
 
 /** Topic `name`'s stream key: `<key>:{<name>}`, the name's `%`, `{` and `}` escaped, so that it is the tag. A
@@ -140,12 +147,13 @@ function clusterConnection(cluster) {
 
 /** A stream entry as the log's record. */
 function record([id, fields]) {
-  const rec = { id, event: 'message', data: '', gap: false, at: timeOf(id) };
+  const rec = { id, event: 'message', data: '', gap: false, at: timeOf(id), epoch: null };
   for (let i = 0; i < fields.length; i += 2) {
     const f = fields[i];
     if (f === 'd') rec.data = fields[i + 1];
     else if (f === 'e') rec.event = fields[i + 1];
     else if (f === 'g') rec.gap = true;
+    else if (f === 'p') rec.epoch = fields[i + 1];
   }
   return rec;
 }
@@ -330,7 +338,9 @@ export async function createRedisStore(options = {}) {
    * of its own. The store's own stream, and one per topic a log has open.
    */
   function openStream(key, follower) {
-    const floorKey = floorKeyOf(key);
+    const floorKey = besideKey(key, 'floor');
+    const epochKey = besideKey(key, 'epoch');
+    let epoch = null; // the stream's generation, as last seen (null: it has none yet)
     let consumer = null;
     let status = client.isReady ? 'ready' : 'connecting';
     let ended = false;
@@ -349,17 +359,18 @@ export async function createRedisStore(options = {}) {
     /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
     async function script(body, sha, args, connection) {
       try {
-        return await run(['EVALSHA', sha, '2', key, floorKey, ...args], connection);
+        return await run(['EVALSHA', sha, '3', key, floorKey, epochKey, ...args], connection);
       } catch (error) {
         if (!/NOSCRIPT/.test(error?.message)) throw error;
-        return run(['EVAL', body, '2', key, floorKey, ...args], connection);
+        return run(['EVAL', body, '3', key, floorKey, epochKey, ...args], connection);
       }
     }
 
     /** Where the stream stands (and the entries after `after`, up to `limit`), on `connection`. */
     async function stand(after, limit, connection) {
-      const [floor, first, head, entries] = await script(READ, READ_SHA, [after, String(limit), cutoff()], connection);
-      return { floor: floor || null, first: first || null, head: head || null, entries };
+      const [floor, first, head, entries, generation] = await script(READ, READ_SHA, [after, String(limit), cutoff()], connection);
+      epoch = generation || null;
+      return { floor: floor || null, first: first || null, head: head || null, entries, epoch };
     }
 
     // The gap marker after Redis lost data, appended as soon as the command connection can (it reconnects on
@@ -415,7 +426,9 @@ export async function createRedisStore(options = {}) {
           for (const entry of entriesOf(reply, key)) {
             if (compareIds(entry[0], lastSeen) <= 0) continue;
             lastSeen = entry[0];
-            consumer?.event(record(entry));
+            const rec = record(entry);
+            if (rec.epoch !== null) epoch = rec.epoch;
+            consumer?.event(rec);
           }
         } catch (error) {
           if (closed || ended) return;
@@ -461,6 +474,10 @@ export async function createRedisStore(options = {}) {
       get head() {
         return lastSeen === '0-0' ? null : lastSeen;
       },
+      /** The stream's generation as last seen (null: none yet): a Redis that lost its data starts another. */
+      get epoch() {
+        return epoch;
+      },
       get client() {
         return client;
       },
@@ -481,7 +498,9 @@ export async function createRedisStore(options = {}) {
         appendsWaiting++;
         bytesWaiting += bytes;
         try {
-          return await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, ...fields]);
+          const [id, generation] = await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, newEpoch(), ...fields]);
+          epoch = generation;
+          return id;
         } finally {
           appendsWaiting--;
           bytesWaiting -= bytes;
@@ -498,7 +517,7 @@ export async function createRedisStore(options = {}) {
         const events = complete ? s.entries.map(record) : [];
         const more = events.length > limit;
         if (more) events.length = limit;
-        return { events, complete, more, head: s.head };
+        return { events, complete, more, head: s.head, epoch: s.epoch };
       },
       attach(log) {
         if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);

@@ -7,7 +7,7 @@
 // client that resumes agree, event for event; and an append past the backpressure bound is refused at once.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { redisForTests, server } from './fixtures/redis-stores.mjs';
+import { bare, redisForTests, server } from './fixtures/redis-stores.mjs';
 
 const fixture = redisForTests('load');
 const { createEventLog, createRedisStore, compareIds } = server;
@@ -76,7 +76,9 @@ async function streamOf(key) {
   await admin.connect();
   try {
     const entries = await admin.sendCommand(['XRANGE', key, '-', '+']);
-    return entries.map(([id, fields]) => ({ id, data: fields[fields.indexOf('d') + 1] ?? null, gap: fields.includes('g') }));
+    // Each id as the log hands it out: with the generation its entry carries (field p).
+    const field = (fields, name) => fields.find((f, i) => i % 2 === 0 && f === name) && fields[fields.findIndex((f, i) => i % 2 === 0 && f === name) + 1];
+    return entries.map(([id, fields]) => ({ id: field(fields, 'p') ? `${id}_${field(fields, 'p')}` : id, data: field(fields, 'd') ?? null, gap: field(fields, 'g') !== undefined }));
   } finally {
     await admin.close();
   }
@@ -95,9 +97,9 @@ async function agree({ key, first, outcomes, live, log }) {
   for (const code of codes) assert.ok(['STORE_BUSY', 'STORE_NOT_SENT', 'STORE_TIMEOUT'].includes(code), `an append rejected with ${code}`);
   const stored = outcomes.filter((o) => o.id);
   for (let i = 1; i < stored.length; i++) {
-    assert.ok(compareIds(stored[i - 1].id, stored[i].id) < 0, `append ${stored[i].n} got ${stored[i].id}, not above append ${stored[i - 1].n}'s ${stored[i - 1].id}`);
+    assert.ok(compareIds(bare(stored[i - 1].id), bare(stored[i].id)) < 0, `append ${stored[i].n} got ${stored[i].id}, not above append ${stored[i - 1].n}'s ${stored[i - 1].id}`);
   }
-  const stream = (await streamOf(key)).filter((e) => compareIds(e.id, first) > 0);
+  const stream = (await streamOf(key)).filter((e) => compareIds(bare(e.id), bare(first)) > 0);
   assert.equal(stream.filter((e) => e.gap).length, 0, 'no gap marker: the store never went unavailable');
   const inStream = new Map(stream.map((e) => [Number(e.data.split(' ')[0]), e.id]));
   for (const o of stored) assert.equal(inStream.get(o.n), o.id, `append ${o.n} resolved ${o.id}; the stream has ${inStream.get(o.n)}`);
@@ -246,7 +248,7 @@ test('the same load with the store\'s connections cut (CLIENT KILL) midway: what
       assert.ok(unsent.length > 0, 'appends still queued when the connection failed were sent live');
       for (const o of outcomes) assert.ok(o.id !== undefined || ['STORE_TIMEOUT', 'STORE_NOT_SENT', 'STORE_BUSY'].includes(o.code), `append ${o.n}: ${o.code}`);
       await until(() => statuses.at(-1) === 'ready', 'the store is back', 10_000);
-      const stream = (await streamOf(key)).filter((e) => compareIds(e.id, first) > 0);
+      const stream = (await streamOf(key)).filter((e) => compareIds(bare(e.id), bare(first)) > 0);
       const held = new Set(stream.filter((e) => !e.gap).map((e) => Number(e.data.split(' ')[0])));
       for (const o of unsent) assert.ok(!held.has(o.n), `append ${o.n} went out live with no id, and the stream holds it too`);
       for (const o of outcomes) if (o.id) assert.ok(held.has(o.n), `append ${o.n} resolved ${o.id} and is not in the stream`);

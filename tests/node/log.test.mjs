@@ -6,7 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
-import { redisForTests, server } from './fixtures/redis-stores.mjs';
+import { bare, redisForTests, server } from './fixtures/redis-stores.mjs';
 
 const fixture = redisForTests('test');
 const { STORES } = fixture;
@@ -174,7 +174,8 @@ for (const kind of ['memory', 'redis']) {
       const head = ids[4];
       const cases = {
         garbage: ['8812', 'abc', '1-2-3', '-1-0', '01-0', '18446744073709551616-0', '1-', ' 1-0', 'x'.repeat(100_000)],
-        future: ['99999999999999-0', `${head.split('-')[0]}-${Number(head.split('-')[1]) + 1}`],
+        // With no generation (taken as this one's), and with this generation's mark.
+        future: ['99999999999999-0', `${bare(head).split('-')[0]}-${Number(bare(head).split('-')[1]) + 1}`, `99999999999999-0_${head.split('_')[1]}`],
       };
       for (const id of cases.garbage) {
         const r = reader();
@@ -187,9 +188,9 @@ for (const kind of ['memory', 'redis']) {
         assert.deepEqual(r.events.map((e) => [e.event, e.data, e.id]), [['reload', 'unknown', head]], `future ${id}`);
       }
       // An id the store never issued, between two it did: a position; what follows it is replayed.
-      const [ms1] = ids[1].split('-');
-      const [ms2] = ids[2].split('-');
-      const between = ms1 === ms2 ? `${ms1}-${Number(ids[1].split('-')[1])}` : `${BigInt(ms1) + (BigInt(ms2) > BigInt(ms1) + 1n ? 1n : 0n)}-999`;
+      const [ms1] = bare(ids[1]).split('-');
+      const [ms2] = bare(ids[2]).split('-');
+      const between = ms1 === ms2 ? `${ms1}-${Number(bare(ids[1]).split('-')[1])}` : `${BigInt(ms1) + (BigInt(ms2) > BigInt(ms1) + 1n ? 1n : 0n)}-999`;
       const r = reader();
       (await log.connect(between)).start(r.write);
       assert.deepEqual(data(r), ['2', '3', '4']);
@@ -202,8 +203,8 @@ for (const kind of ['memory', 'redis']) {
       await assert.rejects(log.append({ data: 'x', event: 'a\nb' }), TypeError);
       await assert.rejects(log.append({ data: 'x', id: 'nope' }), RangeError);
       await assert.rejects(log.append({ data: 'x', id: '1-0' }), RangeError); // not above the last
-      const given = `${BigInt(head.split('-')[0]) + 5n}-7`;
-      assert.equal(await log.append({ data: 'given', id: given }), given);
+      const given = `${BigInt(bare(head).split('-')[0]) + 5n}-7`;
+      assert.equal(await log.append({ data: 'given', id: given }), `${given}_${head.split('_')[1]}`);
       await log.close();
     });
   });
@@ -398,7 +399,7 @@ test('the server module loads where `redis` is not installed, and createRedisSto
     assert.equal(r.status, 0, String(r.stderr));
     const alone = await import(out);
     const log = alone.createEventLog({ heartbeatMs: 0 });
-    assert.match(await log.append({ data: 'works' }), /^\d+-\d+$/);
+    assert.match(await log.append({ data: 'works' }), /^\d+-\d+_[0-9a-z]{7}$/);
     await assert.rejects(alone.createRedisStore({ url: fixture.redis.url }), (e) => /npm install redis/.test(e.message) && /optional peer dependency/.test(e.message));
     await log.close();
   } finally {
