@@ -184,6 +184,8 @@ export interface EventLogOptions {
   authorize?: (request: any, topic: string | null) => boolean | 401 | 403 | Promise<boolean | 401 | 403>;
   /** A named topic with no connections on this node is let go after this long, ms: its store's feed stops (a Redis topic's own connection closes); its history stays in the store. Default 30,000. */
   topicIdleMs?: number;
+  /** Topics open at once on this node (on Redis each holds a connection for its feed); past it a client of a topic not open gets the soft rejection. Default 10,000. */
+  maxTopics?: number;
 }
 
 /** One topic of a log (`log.topic(name)`): a stream with its own history, ids and recovery. */

@@ -101,7 +101,7 @@ function after(events, id, from = 0) {
 /** A topic's name, checked: a string of 1 to 256 characters with no control characters. */
 export function topicName(name) {
   if (typeof name !== 'string') throw new TypeError(`${PREFIX}: a topic must be a string, not ${describe(name)}`);
-  if (name === '' || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name)) throw new RangeError(`${PREFIX}: a topic must be 1 to 256 characters with no control characters, not ${describe(name.length > 64 ? name.slice(0, 64) + '...' : name)}`);
+  if (name === '' || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name) || !name.isWellFormed()) throw new RangeError(`${PREFIX}: a topic must be 1 to 256 characters of well-formed Unicode with no control characters, not ${describe(name.length > 64 ? name.slice(0, 64) + '...' : name)}`);
   return name;
 }
 
@@ -165,6 +165,7 @@ export function createMemoryStore(options = {}) {
 
   const parent = options[TOPIC_OF] ?? null; // a topic's store: { children, name } of the store it came from
   const children = new Map(); // name -> the store of that topic
+  let made = 0; // topic stores made
   const epoch = newEpoch(); // this store's generation: its ids mean nothing to another store, or after a restart
   const events = []; // { id, event, data, at, epoch }, from `start` on
   let start = 0;
@@ -249,11 +250,20 @@ export function createMemoryStore(options = {}) {
           topicName(name);
           let child = children.get(name);
           if (!child) {
+            // Every 256th new topic, the topics no log follows whose events have all aged out are let go
+            // (a client's id from one of them then names a generation gone: the reload event).
+            if (++made % 256 === 0) for (const [n, c] of children) if (c.unused()) children.delete(n);
             child = createMemoryStore({ maxEvents, maxAgeMs, now, [TOPIC_OF]: { children, name } });
             children.set(name, child);
           }
           return child;
         },
+    /** No log follows it and it holds no event (after the age bound). */
+    unused() {
+      if (consumer) return false;
+      trim(now());
+      return events.length === start;
+    },
     close() {
       consumer = null;
       if (parent) {
@@ -330,6 +340,9 @@ export function createEventLog(options = {}) {
 
   // A named topic with no connections is let go after this long: its store's feed stops; its history stays.
   const topicIdleMs = wait('topicIdleMs', options.topicIdleMs ?? 30_000);
+  // Topics open at once on this node (on Redis, each holds a connection for its feed): past it, a client of a
+  // topic not open is turned away softly until one is let go.
+  const maxTopics = range('maxTopics', options.maxTopics ?? 10_000, 1);
   const authorize = options.authorize ?? null;
   if (authorize !== null && typeof authorize !== 'function') throw new TypeError(`${PREFIX}: authorize must be a function (request, topic) returning true, false, 401 or 403 (or a promise of one), not ${describe(authorize)}`);
 
@@ -686,29 +699,28 @@ export function createEventLog(options = {}) {
   function topicFor(name) {
     if (name === null) return main;
     const known = topics.get(name);
-    if (known) {
-      if (known.topic) clearTimeout(known.topic.idle);
-      return known.topic ?? known.opening;
-    }
+    if (known) return known.topic ?? known.opening;
     if (closed) return Promise.reject(new Error(`${PREFIX}: the event log is closed`));
     if (typeof store.topic !== 'function') return Promise.reject(new TypeError(`${PREFIX}: this store (${store.kind ?? 'a custom store'}) has no topics: give it a topic(name) method that returns (or resolves to) a store of that topic's own`));
+    if (topics.size >= maxTopics) return Promise.reject(new StoreUnavailableError(`${PREFIX}: ${topics.size} topics are open on this node (maxTopics): topic ${JSON.stringify(name)} waits until one is let go`));
     const entry = { topic: null, opening: null };
-    entry.opening = Promise.resolve()
-      .then(() => store.topic(name))
-      .then(
-        (topicStore) => {
-          if (closed) {
-            topicStore.close?.();
-            throw new Error(`${PREFIX}: the event log is closed`);
-          }
-          entry.topic = openTopic(name, topicStore);
-          return entry.topic;
-        },
-        (error) => {
-          topics.delete(name);
-          throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: topic ${JSON.stringify(name)} could not be opened: ${error?.message ?? error}`, error);
-        },
-      );
+    entry.opening = (async () => {
+      const topicStore = await store.topic(name);
+      try {
+        // Its feed starts here (a Redis topic's own connection, and where its stream stands).
+        await topicStore.open?.();
+        if (closed) throw new Error(`${PREFIX}: the event log is closed`);
+      } catch (error) {
+        await topicStore.close?.();
+        throw error;
+      }
+      entry.topic = openTopic(name, topicStore);
+      idle(entry.topic); // let go unless a connection comes (the one that opened it, as a rule)
+      return entry.topic;
+    })().catch((error) => {
+      topics.delete(name);
+      throw error?.code === 'STORE_UNAVAILABLE' || closed ? error : new StoreUnavailableError(`${PREFIX}: topic ${JSON.stringify(name)} could not be opened: ${error?.message ?? error}`, error);
+    });
     topics.set(name, entry);
     return entry.opening;
   }
@@ -719,6 +731,7 @@ export function createEventLog(options = {}) {
     if (topic.name === null || closed) return;
     clearTimeout(topic.idle);
     topic.idle = setTimeout(() => {
+      // A topic with connections again is let go later: its last one's detach sets the timer anew.
       if (topic.connections.size > 0 || topics.get(topic.name)?.topic !== topic) return;
       topics.delete(topic.name);
       topic.stop();
@@ -923,8 +936,24 @@ export function createEventLog(options = {}) {
       // Every later id would inherit a time part ahead of the clock, and those events would not age out.
       if (ms > now() + MAX_AHEAD_MS) throw new RangeError(`${PREFIX}: a given id's time part must not be more than ${MAX_AHEAD_MS} ms ahead of the clock (${Math.round(now())}), not ${checked.id}`);
     }
-    const topic = topicFor(name);
-    return (topic instanceof Promise ? await topic : topic).append(checked);
+    if (name === null) return main.append(checked);
+    const known = topics.get(name);
+    if (known) return (known.topic ?? (await known.opening)).append(checked);
+    // A topic not open on this node has no connections here: the event goes to its store only, with no feed
+    // opened for it (an append to an offline user's topic costs no connection).
+    if (typeof store.topic !== 'function') throw new TypeError(`${PREFIX}: this store (${store.kind ?? 'a custom store'}) has no topics: give it a topic(name) method that returns (or resolves to) a store of that topic's own`);
+    let topicStore = null;
+    try {
+      topicStore = await store.topic(name);
+      const id = await topicStore.append(checked);
+      return wireId(id, topicStore.epoch ?? null);
+    } catch (error) {
+      // As for an open topic: not stored, and no one here to send it to live.
+      if (error?.code === 'STORE_UNAVAILABLE') return null;
+      throw error;
+    } finally {
+      topicStore?.release?.();
+    }
   }
 
   /** metrics() with no labels, for the handlers, which are passed unbound. */
@@ -1135,8 +1164,10 @@ export function createEventLog(options = {}) {
           return;
         }
         if (gone) return detach(conn);
-        if (!conn.active) {
-          // The log closed, or a drain ended it, while its replay was read.
+        if (!conn.active || draining()) {
+          // The log closed, or a drain ended it, while its replay was read; or a drain began while it was
+          // authorized or its topic opened (the drain's list was taken before it attached).
+          detach(conn);
           if (draining()) res.shouldKeepAlive = false;
           return reject(res, draining() ? drainWait() : unavailableWait(), { hintEvent: opts.hintEvent });
         }
@@ -1210,9 +1241,10 @@ export function createEventLog(options = {}) {
           finish();
           return new Response(null, { status: 204 });
         }
-        if (!conn.active) {
-          admission.release();
-          return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent }); // the log closed meanwhile
+        if (!conn.active || draining()) {
+          // The log closed meanwhile, or a drain began (as serve()).
+          finish();
+          return rejectResponse(draining() ? drainWait() : unavailableWait(), { hintEvent: opts.hintEvent });
         }
         request.signal?.addEventListener('abort', finish, { once: true });
         const body = new ReadableStream(

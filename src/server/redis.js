@@ -337,7 +337,11 @@ export async function createRedisStore(options = {}) {
    * appended on the shared command connection, and followed by a blocking XREAD on `follower`, a connection
    * of its own. The store's own stream, and one per topic a log has open.
    */
-  function openStream(key, follower) {
+  function openStream(key) {
+    /** The feed's connection, made by connectFollower (a topic's when the log opens it; none for a stream
+     * used for one append), and its connect() under way. */
+    let follower = null;
+    let followerConnecting = null;
     const floorKey = besideKey(key, 'floor');
     const epochKey = besideKey(key, 'epoch');
     let epoch = null; // the stream's generation, as last seen (null: it has none yet)
@@ -354,7 +358,6 @@ export async function createRedisStore(options = {}) {
       store.status = next;
       consumer?.status(next, error);
     }
-    follower.on('error', () => follower.isReady || connectionLost(follower)); // its failures show on `client` too, and its loop waits for 'ready'
 
     /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
     async function script(body, sha, args, connection) {
@@ -527,6 +530,7 @@ export async function createRedisStore(options = {}) {
       /** Starts the feed, first reading where the stream stands (within `deadline`, a promise that rejects,
        * if given), unless `stand` is false. Resolves to whether it knows where the stream stands. */
       async start({ stand: look = true, deadline = null } = {}) {
+        if (!follower) store.connectFollower();
         let known = false;
         if (look) {
           try {
@@ -549,6 +553,19 @@ export async function createRedisStore(options = {}) {
         if (feedFailures === 0) setStatus('ready'); // while the feed still fails, the store still cannot deliver
         if (gapMarkerPending && !closed && !ended) appendGapMarker();
       },
+      /** Makes the feed's connection and starts connecting it. */
+      connectFollower() {
+        const f = (follower = client.duplicate());
+        f.on('error', () => f.isReady || connectionLost(f)); // its failures show on `client` too, and its loop waits for 'ready'
+        followerConnecting = f.connect().catch(() => {});
+      },
+      /** Opens a topic's feed: its connection, and where its stream stands. Rejects (unavailable) when Redis
+       * cannot be read now. */
+      async open() {
+        if (!client.isReady) throw unavailable(lastError ?? 'not connected');
+        store.connectFollower();
+        if (!(await store.start())) throw unavailable(lastError ?? `where the stream at ${key} stands could not be read`);
+      },
       /** Ends this stream's feed and its follower connection (the command connection is the store's). */
       close() {
         if (ended) return;
@@ -556,34 +573,34 @@ export async function createRedisStore(options = {}) {
         streams.delete(store);
         status = store.status = 'closed';
         close();
-        connectionLost(follower);
-        try {
-          follower.destroy();
-        } catch {}
+        if (!follower) return;
+        const f = follower;
+        connectionLost(f);
+        const destroy = () => {
+          try {
+            f.destroy();
+          } catch {}
+        };
+        destroy();
+        // node-redis may still finish a connect under way after destroy(): end it then too.
+        followerConnecting?.then(destroy);
       },
     };
     streams.add(store);
     return store;
   }
 
-  /** Topic `name`'s stream (keys hash-tagged by the topic, so a Redis Cluster takes its scripts), followed
-   * on a connection of its own, which closes when the log lets the topic go. */
-  async function topic(name) {
+  /** Topic `name`'s stream (keys hash-tagged by the topic, so a Redis Cluster takes its scripts). Its feed
+   * (a connection of its own) starts when the log opens the topic (`open()`), and ends with `close()`; a
+   * stream used only to append has none. */
+  function topic(name) {
     topicName(name);
     if (closed) throw new Error(`${PREFIX}: the store is closed`);
-    if (!client.isReady) throw unavailable(lastError ?? 'not connected');
-    const follower = client.duplicate();
-    const stream = openStream(topicKey(key, name), follower);
-    follower.connect().catch(() => {});
-    if (!(await stream.start())) {
-      stream.close();
-      throw unavailable(lastError ?? `topic ${JSON.stringify(name)}: where its stream stands could not be read`);
-    }
-    return stream;
+    return openStream(topicKey(key, name));
   }
 
-  const follower = client.duplicate();
-  const store = openStream(key, follower);
+  const store = openStream(key);
+  store.connectFollower();
   const closeOwn = store.close;
   store.topic = topic;
   /** Closes every stream (each topic's feed) and the connections. */
@@ -624,7 +641,6 @@ export async function createRedisStore(options = {}) {
       throw new StoreUnavailableError(`${PREFIX}: no node of the Redis Cluster (${url}) answered: ${error?.message ?? error}`, error);
     }
   } else connecting.catch(() => {});
-  follower.connect().catch(() => {});
   // An endpoint that accepts and never answers sends neither 'ready' nor 'error': the first attempt and the
   // first look at the stream get the socket's connectTimeout (node-redis's default, 5 s) in all, then the
   // store starts 'unavailable' and the connections go on trying.

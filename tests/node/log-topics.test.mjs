@@ -310,8 +310,9 @@ describe('redis store topics', () => {
       const room = log.topic('room:{7}%');
       for (let i = 0; i < 3; i++) await room.append({ data: String(i) });
       for (let i = 0; i < 3; i++) await log.append({ data: String(i) });
-      // Appending opens the topic here (a log that appends also serves): its feed's connection is the one more.
-      assert.equal(await clients(), before + 1);
+      // Appending to a topic no one here follows opens no feed: no connection more, no topic open.
+      assert.equal(await clients(), before);
+      assert.equal(log.stats.topics, 0);
       const keys = (await admin.sendCommand(['KEYS', `${key}*`])).concat(await admin.sendCommand(['KEYS', `{${key}}*`])).sort();
       const tagged = `${key}:{room:%7B7%7D%25}`;
       assert.deepEqual(keys, [key, tagged, `${tagged}:floor`, `${tagged}:epoch`, `{${key}}:floor`, `{${key}}:epoch`].sort());
@@ -319,7 +320,9 @@ describe('redis store topics', () => {
       assert.equal(await admin.sendCommand(['XLEN', tagged]), 2);
       const conn = await room.connect(null);
       conn.start(() => {});
+      assert.equal(await clients(), before + 1, 'a client opens the topic: its feed has a connection of its own');
       conn.close();
+      await room.append({ data: 'after the client left' }); // an append does not keep it open
       const deadline = Date.now() + 5000;
       while ((await clients()) !== before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       assert.equal(await clients(), before, 'the topic feed connection closed once the topic was let go');
@@ -327,6 +330,98 @@ describe('redis store topics', () => {
     } finally {
       await log.close();
       await admin.close();
+    }
+  });
+});
+
+describe("topics' edges", { timeout: 20_000 }, () => {
+  test('a drain that begins while a client is authorized (or its topic opens) turns it away softly, not left out of the drain', async () => {
+    const waiting = [];
+    const log = createEventLog({ heartbeatMs: 0, authorize: () => new Promise((r) => waiting.push(r)) });
+    const s = await listen((req, res) => log.serve(req, res, { topic: 'slow' }));
+    try {
+      const node = fetch(s.url);
+      const web = log.response(new Request('http://x/'), { topic: 'slow' });
+      await until(() => waiting.length === 2);
+      const drained = log.drain({ overMs: 1000 });
+      for (const admit of waiting) admit(true);
+      const res = await node;
+      assert.equal(res.status, 200);
+      assert.match(await res.text(), /^retry: \d+\n\n: come back in/);
+      assert.match(await (await web).text(), /^retry: \d+\n/);
+      assert.equal(log.connections, 0);
+      assert.equal(await drained, 0);
+    } finally {
+      await s.close();
+      await log.close();
+    }
+  });
+
+  test('close() while a Redis topic opens leaves no connection behind', async () => {
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: fixture.redis.url });
+    await admin.connect();
+    const clients = async () => (await admin.sendCommand(['CLIENT', 'LIST'])).trim().split('\n').length;
+    try {
+      const before = await clients();
+      for (let round = 0; round < 5; round++) {
+        const log = createEventLog({ store: await STORES.redis(), heartbeatMs: 0 });
+        const opening = log.topic(`t${round}`).connect(null).catch((e) => e);
+        await new Promise((r) => setTimeout(r, round)); // at several points of the opening
+        await log.close();
+        await opening;
+      }
+      const deadline = Date.now() + 5000;
+      while ((await clients()) !== before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(await clients(), before);
+    } finally {
+      await admin.close();
+    }
+  });
+
+  test('an append to a topic not open, while Redis is unavailable, resolves to null as any append does', async () => {
+    const store = await server.createRedisStore({ url: 'redis://127.0.0.1:9', clientOptions: { socket: { connectTimeout: 200 } }, reconnect: { baseMs: 1000, maxMs: 1000 } });
+    const log = createEventLog({ store, heartbeatMs: 0 });
+    try {
+      assert.equal(log.status, 'unavailable');
+      assert.equal(await log.topic('offline').append({ data: 'x' }), null);
+      assert.equal(await log.append({ data: 'x' }), null);
+    } finally {
+      await log.close();
+    }
+  });
+
+  test('names Redis would store alike are refused: a lone surrogate is a RangeError and a 400', async () => {
+    const log = createEventLog({ heartbeatMs: 0 });
+    try {
+      for (const name of ['user:\ud800', 'user:\udfff', '\udc00x']) assert.throws(() => log.topic(name), (e) => e instanceof RangeError && /well-formed/.test(e.message));
+      assert.equal(log.topic('user:\ufffd').name, 'user:\ufffd');
+      assert.equal((await log.response(new Request('http://x/'), { topic: 'a\ud800' })).status, 400);
+    } finally {
+      await log.close();
+    }
+  });
+
+  test('maxTopics: a client of a topic past it is turned away softly until one is let go', async () => {
+    const log = createEventLog({ heartbeatMs: 0, maxTopics: 2, topicIdleMs: 30, unavailableRetryMs: 10 });
+    try {
+      const held = [];
+      for (const name of ['a', 'b']) {
+        const conn = await log.topic(name).connect(null);
+        conn.start(() => {});
+        held.push(conn);
+      }
+      const refused = await log.response(new Request('http://x/'), { topic: 'c' });
+      assert.match(await refused.text(), /^retry: \d+\n/);
+      await assert.rejects(log.topic('c').connect(null), (e) => e.code === 'STORE_UNAVAILABLE' && /maxTopics/.test(e.message));
+      // An append to a topic not open needs no room.
+      assert.match(await log.topic('c').append({ data: 'x' }), /_/);
+      held[0].close();
+      await until(() => log.stats.topics === 1);
+      const ok = await log.topic('c').connect(null);
+      assert.equal(ok.open, true);
+    } finally {
+      await log.close();
     }
   });
 });
