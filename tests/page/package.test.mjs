@@ -312,7 +312,7 @@ Promise.all([
     assert.equal(out.body, 'retry: 1500\nevent: retry-hint\ndata: 1500\n\n: come back in 1500 ms\n\n', f);
     // The event log (memory store) from the tarball; `redis` is an optional peer, not installed with it
     // (tests/node/log.test.mjs loads the module where no `redis` can be found).
-    assert.match(out.replay, /^id: \d+-\d+\nevent: reload\ndata: unknown\n\n$/, f);
+    assert.match(out.replay, /^id: \d+-\d+_[0-9a-z]{7}\nevent: reload\ndata: unknown\n\n$/, f);
   }
 });
 
