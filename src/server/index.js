@@ -4,7 +4,9 @@
 // This file holds the admission gate (a token bucket with an open-stream budget, whose refusals say when to
 // come back) and the few lines a stream sends to keep its clients spread out, and is the module's entry:
 //   common.js     argument checks, the stream's headers, the soft rejection (reject, rejectResponse)
-//   log.js        the event log (replay after a last id, then live) and its memory store
+//   log.js        the event log: topics and authorization, the drain, metrics, the HTTP adapters
+//   engine.js     the replay engine of one topic (replay after a last id, then live)
+//   ids.js        ids and generations; frames.js, an event's bytes; memory.js, the memory store
 //   redis.js      the Redis Streams store; node-redis is imported only when it is created
 //   resumable.js  resumable streams started by a request (an LLM completion over POST)
 // Nothing here needs a package installed. The build bundles these files into pkg/server.js and .cjs
@@ -15,7 +17,9 @@ import { ENCODER, describe, finite, range, wait } from './common.js';
 const MAX_WAIT_MS = 2 ** 31 - 1;
 
 export { reject, rejectResponse } from './common.js';
-export { createEventLog, createMemoryStore, compareIds } from './log.js';
+export { createEventLog } from './log.js';
+export { createMemoryStore } from './memory.js';
+export { compareIds } from './ids.js';
 export { createRedisStore, ladderDelay } from './redis.js';
 export { createResumableStreams } from './resumable.js';
 

@@ -1,291 +1,31 @@
 // managed-eventsource/server's event log: append events, and serve a (re)connecting client everything after
 // its last id, then the live events, with no gap and no duplicate between the two (seed 001's "GET,
-// Last-Event-ID: 8812 -> replay, then live"). The log keeps no events of its own beyond a recent window: a
-// store does (the memory store here, or the Redis store of redis.js), behind one interface:
+// Last-Event-ID: 8812 -> replay, then live"), on any number of topics. The log keeps no events of its own
+// beyond each topic's recent window: a store does (memory.js, or redis.js). Its rooms:
+//   ids.js      ids, generations, the rule a store applies to a client's id, a topic's name
+//   frames.js   an event's bytes on the wire; an append's argument checked
+//   memory.js   the memory store (and the store interface)
+//   engine.js   the replay engine of one topic: attach, read, de-duplicate, live
+//   log.js      this file: topics and authorization, the drain, metrics, and the HTTP adapters (node:http
+//               and Web Response) composing them with a gate
 //
-//   store.append({ id?, event, data }) -> Promise<id>      ids in order; a given id must be above the last
-//   store.read(afterId, limit) -> Promise<Snapshot>         events after afterId and where the log stands
-//   store.attach({ event, status, reset })                  the live feed, in log order, to one log
-//   store.status, store.reads, store.close()
-//
-// What must stay true:
-// - Every event a store holds has an id of the form `<ms>-<seq>` (Redis Streams' own), compared as two
-//   unsigned integers; the feed delivers them in increasing order.
-// - A connection attaches to the feed (buffering) before its store read is issued, so an event appended
-//   after the read reached the store is in that buffer; a read shared with other connections (issued before
-//   this one attached) is joined to the feed through the recent window, which holds every event fed since
-//   its `start`. Either way events at or below the snapshot's head are never written twice.
-// - A client whose id the log cannot vouch for (older than the log, trimmed past, never issued, garbage,
-//   beyond the last id) is sent the reload event, never a silent gap. The reload frame carries the id from
-//   which it goes on, so reconnecting after it asks for nothing twice.
-// - Nothing thrown by a client's input leaves serve() or response(): bad ids follow the rules above, a store
-//   failure answers with seed 001's soft rejection.
-// - Every connection sees the live events in one order: a writer that throws ends its own connection only,
-//   and an event fed while another is being dispatched (a writer that appends) waits for it.
-// - A connection the log lets go is ended, never left open and silent: close(), a writer that threw, a
-//   client more than maxBufferedBytes behind (which is sent no more, so what it holds stays bounded).
+// What must stay true here:
+// - Nothing thrown by a client's input leaves serve() or response(): bad ids follow the engine's rules, a
+//   store failure answers with seed 001's soft rejection, a bad topic is a 400, a refusal a 401 or 403.
+// - A connection the log lets go is ended, never left open and silent: close(), a drain, a writer that threw,
+//   a client more than maxBufferedBytes behind (which is sent no more, so what it holds stays bounded).
 
 import { ENCODER, HEADERS, describe, endAndClose, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
+import { StoreUnavailableError, compareIds, timeOf, topicName, wireId } from './ids.js';
+import { checkEntry, frameOf } from './frames.js';
+import { createMemoryStore } from './memory.js';
+import { LAG_BUCKETS, openTopic } from './engine.js';
 
 const PREFIX = 'managed-eventsource/server';
-
-// ---- ids ---------------------------------------------------------------------------------------------
-
-const ID = /^(0|[1-9]\d{0,19})-(0|[1-9]\d{0,19})$/;
-const U64 = 18446744073709551615n;
-
-/** The canonical id in `text`, or null: `<ms>-<seq>`, each part a decimal unsigned 64-bit integer with no
- * leading zero (Redis Streams' ids). Anything longer than 41 characters is refused before any parsing. */
-export function parseId(text) {
-  if (typeof text !== 'string' || text.length > 41) return null;
-  const m = ID.exec(text);
-  if (!m) return null;
-  if ((m[1].length === 20 && BigInt(m[1]) > U64) || (m[2].length === 20 && BigInt(m[2]) > U64)) return null;
-  return text;
-}
-
-/** A new generation's mark: 32 random bits in base 36 (7 characters), from crypto.getRandomValues (Node and
- * Web runtimes alike). A store draws one when it starts afresh: a memory store as it is made, a Redis
- * stream with its first append after it lost its data (or ever). */
-export function newEpoch() {
-  const [n] = globalThis.crypto.getRandomValues(new Uint32Array(1));
-  return n.toString(36).padStart(7, '0');
-}
-
-const EPOCH = /^[0-9a-z]{1,16}$/;
-
-/** The id a client sees: the store's `<ms>-<seq>`, `_`, and the generation that issued it (none for an event
- * a Redis stream held before generations were recorded). */
-export const wireId = (id, epoch) => (id && epoch ? `${id}_${epoch}` : id);
-
-/** A client's last id as `{ id, epoch }`: the store's id (canonical, or null if it is not one) and the
- * generation it names (null: none). */
-export function parseWireId(text) {
-  if (typeof text !== 'string' || text.length > 58) return { id: null, epoch: null };
-  const u = text.indexOf('_');
-  if (u < 0) return { id: parseId(text), epoch: null };
-  const epoch = text.slice(u + 1);
-  return EPOCH.test(epoch) ? { id: parseId(text.slice(0, u)), epoch } : { id: null, epoch: null };
-}
-
-/** An id's time part, in ms (a Number: exact up to 2^53, and larger ones still compare as far ahead). */
-export const timeOf = (id) => Number(id.slice(0, id.indexOf('-')));
-
-/** Orders two canonical ids: negative, zero or positive. */
-export function compareIds(a, b) {
-  if (a === b) return 0;
-  const i = a.indexOf('-');
-  const j = b.indexOf('-');
-  if (i !== j) return i - j; // a longer millisecond part is a larger one (no leading zeros)
-  const ms = a.slice(0, i);
-  const msB = b.slice(0, j);
-  if (ms !== msB) return ms < msB ? -1 : 1;
-  const seq = a.slice(i + 1);
-  const seqB = b.slice(j + 1);
-  if (seq.length !== seqB.length) return seq.length - seqB.length;
-  return seq < seqB ? -1 : seq > seqB ? 1 : 0;
-}
-
-/** The first index in `events` (sorted by id, from `from`) whose id is above `id`. */
-function after(events, id, from = 0) {
-  let lo = from;
-  let hi = events.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compareIds(events[mid].id, id) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** A topic's name, checked: a string of 1 to 256 characters with no control characters. */
-export function topicName(name) {
-  if (typeof name !== 'string') throw new TypeError(`${PREFIX}: a topic must be a string, not ${describe(name)}`);
-  if (name === '' || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name) || !name.isWellFormed()) throw new RangeError(`${PREFIX}: a topic must be 1 to 256 characters of well-formed Unicode with no control characters, not ${describe(name.length > 64 ? name.slice(0, 64) + '...' : name)}`);
-  return name;
-}
-
-// ---- frames ------------------------------------------------------------------------------------------
-
-/** One event's bytes on the wire; `data` split into one `data:` line a line (CR, LF or CRLF). */
-export function frameOf(id, event, data) {
-  let text = id ? `id: ${id}\n` : '';
-  if (event && event !== 'message') text += `event: ${event}\n`;
-  return `${text}data: ${data.replace(/\r\n|\r|\n/g, '\ndata: ')}\n\n`;
-}
-
-/** An append's argument, checked: `{ data, event?, id? }`. */
-export function checkEntry(entry) {
-  if (entry === null || typeof entry !== 'object') throw new TypeError(`${PREFIX}: append takes { data, event?, id? }, not ${describe(entry)}`);
-  const { data, event, id } = entry;
-  if (typeof data !== 'string') throw new TypeError(`${PREFIX}: an event's data must be a string, not ${describe(data)}`);
-  if (event !== undefined) eventName('event', event);
-  if (id !== undefined && (parseId(id) === null || id === '0-0')) throw new RangeError(`${PREFIX}: a given id must be <ms>-<seq> above 0-0 (two unsigned 64-bit integers, as Redis Streams write them), not ${describe(id)}`);
-  return { data, event: event ?? 'message', id };
-}
-
-/** The rule every store applies to a client's id, given where the log stands: `head` the last id ever
- * issued, `floor` the last id trimmed away (null if none), `first` the first id held (null if none). */
-export function vouches(X, { head, floor, first }) {
-  if (head === null || compareIds(X, head) > 0) return false; // nothing issued yet, or beyond the last
-  if (floor !== null) return compareIds(X, floor) >= 0; // nothing after X has been trimmed
-  return first !== null && compareIds(X, first) >= 0; // never trimmed: X is at or after the first
-}
-
-/** A RangeError when a given id is older than the store's age bound (its time part at or before
- * `t - maxAgeMs`): Redis trims by an id's time, so such an event would be dropped as it is stored, and no
- * store may keep what the other drops. Null when the id is recent enough. */
-export function tooOld(id, t, maxAgeMs) {
-  if (!(maxAgeMs < Infinity) || timeOf(id) > t - maxAgeMs) return null;
-  return new RangeError(`${PREFIX}: a given id must be newer than the store's maxAgeMs (${maxAgeMs} ms), not ${id}: it would be trimmed as it is stored`);
-}
-
-export class StoreUnavailableError extends Error {
-  constructor(message, cause) {
-    super(message, { cause });
-    this.name = 'StoreUnavailableError';
-    this.code = 'STORE_UNAVAILABLE';
-  }
-}
-
-// ---- the memory store --------------------------------------------------------------------------------
-
-/**
- * Events in this process's memory: the default store, nothing to set up. Holds at most `maxEvents` events
- * (default 10,000) and none older than `maxAgeMs` (default one hour), trimmed on every append and read.
- * Ids are `<ms>-<seq>` like Redis's, so that an id from before a restart is older than the new log.
- */
-export function createMemoryStore(options = {}) {
-  if (options === null || typeof options !== 'object') throw new TypeError(`${PREFIX}: createMemoryStore takes an options object, not ${describe(options)}`);
-  const maxEvents = range('maxEvents', options.maxEvents ?? 10_000, 1);
-  if (maxEvents !== Infinity && !Number.isInteger(maxEvents)) throw new RangeError(`${PREFIX}: maxEvents must be a whole number, not ${maxEvents}`);
-  const maxAgeMs = range('maxAgeMs', options.maxAgeMs ?? 3_600_000, 1);
-  const now = options.now ?? Date.now;
-  if (typeof now !== 'function') throw new TypeError(`${PREFIX}: now must be a function returning milliseconds, not ${describe(now)}`);
-
-  const parent = options[TOPIC_OF] ?? null; // a topic's store: { children, name } of the store it came from
-  const children = new Map(); // name -> the store of that topic
-  let made = 0; // topic stores made
-  const epoch = newEpoch(); // this store's generation: its ids mean nothing to another store, or after a restart
-  const events = []; // { id, event, data, at, epoch }, from `start` on
-  let start = 0;
-  let head = null;
-  let floor = null;
-  let lastMs = 0n;
-  let lastSeq = 0n;
-  let consumer = null;
-  let reads = 0;
-
-  function trim(t) {
-    let drop = Math.max(0, events.length - start - maxEvents);
-    while (start + drop < events.length && events[start + drop].at <= t - maxAgeMs) drop++;
-    if (drop === 0) return;
-    floor = events[start + drop - 1].id;
-    start += drop;
-    if (start > 1024 && start * 2 > events.length) {
-      events.splice(0, start);
-      start = 0;
-    }
-  }
-
-  function nextId(t) {
-    const ms = BigInt(Math.max(0, Math.floor(t)));
-    if (ms > lastMs) return `${ms}-0`;
-    return `${lastMs}-${lastSeq + 1n}`;
-  }
-
-  return {
-    kind: 'memory',
-    status: 'ready',
-    maxEvents,
-    maxAgeMs,
-    get reads() {
-      return reads;
-    },
-    /** The last id issued, or null. */
-    get head() {
-      return head;
-    },
-    /** This store's generation. */
-    epoch,
-    append(entry) {
-      const t = now();
-      const id = entry.id ?? nextId(t);
-      if (head !== null && compareIds(id, head) <= 0) return Promise.reject(new RangeError(`${PREFIX}: a given id must be above the last one (${head}), not ${id}`));
-      const old = entry.id === undefined ? null : tooOld(id, t, maxAgeMs);
-      if (old) return Promise.reject(old);
-      const [ms, seq] = id.split('-');
-      lastMs = BigInt(ms);
-      lastSeq = BigInt(seq);
-      head = id;
-      const record = { id, event: entry.event, data: entry.data, gap: entry.gap === true, at: t, epoch };
-      events.push(record);
-      trim(t);
-      consumer?.event(record);
-      return Promise.resolve(id);
-    },
-    read(afterId, limit) {
-      reads++;
-      trim(now());
-      const first = events.length > start ? events[start].id : null;
-      const complete = vouches(afterId, { head, floor, first });
-      let list = [];
-      let more = false;
-      if (complete && limit > 0) {
-        const from = after(events, afterId, start);
-        more = events.length - from > limit;
-        list = events.slice(from, from + limit);
-      }
-      return Promise.resolve({ events: list, complete, more, head, epoch });
-    },
-    attach(log) {
-      if (consumer) throw new Error(`${PREFIX}: a store belongs to one event log`);
-      consumer = log;
-    },
-    /** The store of topic `name`: its own events and ids, kept here when no log follows it (one that never
-     * had an event is let go). */
-    topic: parent
-      ? undefined
-      : (name) => {
-          topicName(name);
-          let child = children.get(name);
-          if (!child) {
-            // Every 256th new topic, the topics no log follows whose events have all aged out are let go
-            // (a client's id from one of them then names a generation gone: the reload event).
-            if (++made % 256 === 0) for (const [n, c] of children) if (c.unused()) children.delete(n);
-            child = createMemoryStore({ maxEvents, maxAgeMs, now, [TOPIC_OF]: { children, name } });
-            children.set(name, child);
-          }
-          return child;
-        },
-    /** No log follows it and it holds no event (after the age bound). */
-    unused() {
-      if (consumer) return false;
-      trim(now());
-      return events.length === start;
-    },
-    close() {
-      consumer = null;
-      if (parent) {
-        // A topic's events outlive the log's interest in it: the next log to open the topic finds them.
-        if (head === null) parent.children.delete(parent.name);
-        return;
-      }
-      this.status = 'closed';
-    },
-  };
-}
-
-const TOPIC_OF = Symbol('the store a topic store belongs to');
-
-// ---- the log -----------------------------------------------------------------------------------------
 
 /** The longest `retry:` a drained connection is sent: a native EventSource then reconnects within it, ours
  * after its ladder's first step (up to baseMs, 1 s at the defaults); the window is what spreads them. */
 const DRAIN_RETRY_MS = 1000;
-
-/** The append-to-delivery lag histogram's upper bounds, seconds (Prometheus `le`). */
-const LAG_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
 /** A Prometheus label value, escaped (backslash, double quote, line feed). */
 const escapeLabel = (v) => String(v).replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : '\\' + c));
@@ -383,315 +123,31 @@ export function createEventLog(options = {}) {
     }
   }
 
-  /**
-   * One topic's engine (the log's own, `name` null, or a named one): its store, its recent window, its
-   * shared reads and its live feed, dispatched to its connections. Topics share the log's connections set
-   * (drain, close, heartbeats), its stats and its options.
-   */
-  function openTopic(name, store) {
-    /** The recent window: every event fed since `start` (exclusive; null: since its first event). */
-    const recentWindow = { events: [], from: 0, start: store.head ?? null };
-    const own = new Set(); // this topic's connections
-    const reads = new Map(); // afterId -> { promise, issuedAt (fed count), done, at }
-    let fed = 0; // events fed so far: a read issued at fed = n saw every event fed before n
-    let gapPending = false; // events went out with no id while the store was down
-    let topicStatus = store.status ?? 'ready';
-
-    function remember(ev) {
-      if (recent === 0) {
-        recentWindow.start = ev.id;
-        return;
+  /** What every topic's engine shares with the log (engine.js). */
+  const engineContext = {
+    recent,
+    now,
+    maxBufferedBytes,
+    shareReads,
+    snapshotMs,
+    maxReplay,
+    frame,
+    send,
+    detach,
+    stats,
+    lag,
+    connections,
+    closed: () => closed,
+    storeStatus(next, error) {
+      status = next;
+      if (next === 'unavailable') {
+        stats.storeErrors++;
+        if (error !== undefined) onerror?.(error);
       }
-      recentWindow.events.push(ev);
-      if (recentWindow.events.length - recentWindow.from > recent) {
-        recentWindow.start = recentWindow.events[recentWindow.from].id;
-        recentWindow.from++;
-      }
-      trimWindow();
-    }
-
-    /** Lets go of the events the window no longer holds once they are most of its array, whichever trim
-     * (count or age) dropped them: what it keeps in memory stays within twice what it holds, or 1,024. */
-    function compactWindow() {
-      if (recentWindow.from > 1024 && recentWindow.from * 2 > recentWindow.events.length) {
-        recentWindow.events.splice(0, recentWindow.from);
-        recentWindow.from = 0;
-      }
-    }
-
-    /** The window keeps to the store's age bound: what the store would no longer replay, it does not. */
-    function trimWindow() {
-      if (!(store.maxAgeMs < Infinity)) return compactWindow();
-      const cutoff = now() - store.maxAgeMs;
-      while (recentWindow.events.length > recentWindow.from && recentWindow.events[recentWindow.from].at <= cutoff) {
-        recentWindow.start = recentWindow.events[recentWindow.from].id;
-        recentWindow.from++;
-      }
-      compactWindow();
-    }
-
-    /** Whether the window holds every event after `id` that has been fed. */
-    function windowJoins(id) {
-      if (recentWindow.start !== null && compareIds(id, recentWindow.start) >= 0) return true;
-      return recentWindow.events.length > recentWindow.from && compareIds(id, recentWindow.events[recentWindow.from].id) >= 0;
-    }
-    const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
-    const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
-
-    // An event fed while another is being dispatched (a writer that appends, to a memory store) waits for it,
-    // so that every connection sees the events in one order.
-    const queue = [];
-    let dispatching = false;
-    function dispatch(ev) {
-      queue.push(ev);
-      if (dispatching) return;
-      dispatching = true;
-      try {
-        for (let i = 0; i < queue.length; i++) dispatchOne(queue[i]);
-      } finally {
-        queue.length = 0;
-        dispatching = false;
-      }
-    }
-
-    function dispatchOne(ev) {
-      const text = ev.id === null ? frameOf(null, ev.event, ev.data) : frame(ev);
-      for (const c of own) {
-        if (c.buffer) {
-          // Not started yet (its replay is being read, or connect()'s caller has not called start): held, up to
-          // maxBufferedBytes, past which it is let go, as a client that far behind is (start then ends it).
-          c.buffer.push(ev);
-          c.bufferedBytes += ev.data.length + 64;
-          if (c.bufferedBytes > maxBufferedBytes) {
-            c.buffer = [];
-            c.overflowed = true;
-            detach(c);
-          }
-        }
-        else if (ev.id === null) send(c, text);
-        else if (c.skipThrough !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
-        else {
-          c.skipThrough = null;
-          send(c, text);
-        }
-      }
-    }
-
-    store.attach({
-      event(ev) {
-        fed++;
-        stats.events++;
-        const seconds = Math.max(0, now() - timeOf(ev.id)) / 1000;
-        lag.count++;
-        lag.sum += seconds;
-        for (let i = 0; i < LAG_BUCKETS.length; i++) if (seconds <= LAG_BUCKETS[i]) lag.counts[i]++;
-        remember(ev);
-        dispatch(ev);
-      },
-      status(next, error) {
-        if (next === topicStatus) return;
-        topicStatus = next;
-        if (next === 'ready' && gapPending) writeGapMarker();
-        // The log's status, its errors and onstatus are its own store's: a topic's store shares its connection.
-        if (name !== null) return;
-        status = next;
-        if (next === 'unavailable') {
-          stats.storeErrors++;
-          if (error !== undefined) onerror?.(error);
-        }
-        onstatus?.(next, error);
-      },
-      /** The feed is not continuous with what the window holds (a store that lost its data). */
-      reset(position = null) {
-        recentWindow.events = [];
-        recentWindow.from = 0;
-        recentWindow.start = position;
-        reads.clear();
-      },
-    });
-
-    // One gap marker at a time covers every event sent with no id before it was appended; one that fails while
-    // the store is ready is tried again (a store that goes unavailable tries again when it is back).
-    let markerInFlight = false;
-    let markerRetry = null;
-    function writeGapMarker() {
-      if (markerInFlight || !gapPending || closed) return;
-      markerInFlight = true;
-      gapPending = false;
-      store.append({ event: 'message', data: '', gap: true }).then(
-        () => {
-          markerInFlight = false;
-          if (gapPending && topicStatus === 'ready') writeGapMarker();
-        },
-        () => {
-          markerInFlight = false;
-          gapPending = true;
-          if (topicStatus !== 'ready' || markerRetry || closed) return;
-          markerRetry = setTimeout(() => {
-            markerRetry = null;
-            if (topicStatus === 'ready') writeGapMarker();
-          }, 1000);
-          markerRetry.unref?.();
-        },
-      );
-    }
-
-    /** One read of the store after `id`, shared by every connection that asks for the same id while it is in
-     * flight or for `snapshotMs` after. */
-    function read(id, limit, fresh) {
-      const key = limit === 0 ? 'head' : id;
-      if (shareReads && !fresh) {
-        const hit = reads.get(key);
-        if (hit && (!hit.done || now() - hit.at <= snapshotMs)) {
-          stats.sharedReads++;
-          return hit;
-        }
-      }
-      stats.reads++;
-      const entry = { issuedAt: fed, done: false, at: 0, promise: null };
-      entry.promise = store.read(id, limit).then(
-        (snap) => {
-          entry.done = true;
-          entry.at = now();
-          return snap;
-        },
-        (error) => {
-          if (reads.get(key) === entry) reads.delete(key);
-          throw error;
-        },
-      );
-      if (shareReads) {
-        reads.set(key, entry);
-        sweep();
-      }
-      return entry;
-    }
-
-    let sweeper = null;
-    function sweep() {
-      if (sweeper) return;
-      sweeper = setTimeout(() => {
-        sweeper = null;
-        const t = now();
-        for (const [id, e] of reads) if (e.done && t - e.at > snapshotMs) reads.delete(id);
-        if (reads.size) sweep();
-      }, Math.max(snapshotMs, 100));
-      sweeper.unref?.();
-    }
-
-    /** connect()'s work, the log's side of the connection (serve() and response() use it as it is). */
-    async function attachClient(lastEventId) {
-      if (closed) throw new Error(`${PREFIX}: the event log is closed`);
-      const conn = new Attachment(topic, fed);
-      own.add(conn);
-      connections.add(conn);
-      stats.connections++;
-      if (typeof lastEventId !== 'string' || lastEventId === '') return conn; // a new client: live only
-      stats.resumes++;
-      const { id: X, epoch } = parseWireId(lastEventId);
-      // An id that names another generation (a store that lost its data, another process's memory store,
-      // another topic) is no position here, wherever its time part falls: the reload event, never a replay.
-      const otherGeneration = (current) => X !== null && epoch !== null && epoch !== (current ?? null);
-      if (otherGeneration(store.epoch)) {
-        conn.reload = 'epoch';
-        conn.reloadFrom = store.head ?? null;
-        return conn;
-      }
-      try {
-        trimWindow();
-        // The window holds everything after X: no store read.
-        const replay = X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0 ? windowAfter(X) : null;
-        if (replay !== null && replay.length <= maxReplay) {
-          stats.windowServed++;
-          for (const ev of replay) conn.replay(frame(ev));
-          conn.skipThrough = windowLast();
-          return conn;
-        }
-        // An id that does not parse is told to reload from the head, which a read of no events gives.
-        let position = X ?? '0-0';
-        let limit = X === null ? 0 : maxReplay;
-        for (let attempt = 0; attempt < 3; attempt++) {
-          const entry = read(position, limit, attempt > 0);
-          const snap = await entry.promise;
-          if (!conn.active) return conn;
-          if (snap.epoch !== undefined && otherGeneration(snap.epoch)) {
-            conn.reload = 'epoch'; // the store started afresh since this log last knew its generation
-            conn.reloadFrom = snap.head;
-            return conn;
-          }
-          if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
-            // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
-            // start() writes it, with the newest id known then (see startAttachment).
-            conn.reload = X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown';
-            conn.reloadFrom = snap.head;
-            return conn;
-          }
-          for (const ev of snap.events) conn.replay(frame(ev));
-          const P = snap.head;
-          if (P === null) return conn; // an empty log: everything from now on is live
-          if (entry.issuedAt >= conn.issuedAt) {
-            // Issued after this connection attached: its buffer holds every event after P.
-            conn.skipThrough = P;
-            return conn;
-          }
-          trimWindow();
-          if (windowJoins(P)) {
-            // A shared read issued earlier: the window holds what was fed between it and now.
-            const last = windowLast();
-            for (const ev of windowAfter(P)) conn.replay(frame(ev));
-            conn.skipThrough = last !== null && compareIds(last, P) > 0 ? last : P;
-            return conn;
-          }
-          position = P; // the window does not reach back to the shared snapshot: read on from it, unshared
-          limit = maxReplay;
-        }
-        conn.reload = 'unknown';
-        return conn;
-      } catch (error) {
-        detach(conn);
-        throw error?.code === 'STORE_UNAVAILABLE' ? error : new StoreUnavailableError(`${PREFIX}: the store could not be read: ${error?.message ?? error}`, error);
-      }
-    }
-
-    /** Appends a checked entry to this topic's store (see the log's append). */
-    async function append(checked) {
-      try {
-        const id = await store.append(checked);
-        return wireId(id, store.epoch ?? null);
-      } catch (error) {
-        if (error?.code !== 'STORE_UNAVAILABLE') throw error;
-        if (closed) throw new Error(`${PREFIX}: the event log closed before its store took the event; it was not stored`, { cause: error });
-        gapPending = true;
-        dispatch({ id: null, event: checked.event, data: checked.data });
-        // A store that failed an append while it still says 'ready' (it may never leave it) gets the gap
-        // marker now: an event that went out with no id is never a silent gap.
-        if (topicStatus === 'ready') writeGapMarker();
-        return null;
-      }
-    }
-
-    const topic = {
-      name,
-      store,
-      connections: own,
-      idle: null, // the timer that retires a named topic with no connections
-      attachClient,
-      append,
-      windowLast,
-      get held() {
-        return recentWindow.events.length;
-      },
-      /** Stops this topic's timers (its store is closed or released by the caller). */
-      stop() {
-        clearTimeout(sweeper);
-        clearTimeout(markerRetry);
-        clearTimeout(topic.idle);
-      },
-    };
-    return topic;
-  }
-
-  const main = openTopic(null, store);
+      onstatus?.(next, error);
+    },
+  };
+  const main = openTopic(null, store, engineContext);
   /** Named topics, open or opening: name -> { topic, opening } (topic null until its store is open). */
   const topics = new Map();
 
@@ -714,7 +170,7 @@ export function createEventLog(options = {}) {
         await topicStore.close?.();
         throw error;
       }
-      entry.topic = openTopic(name, topicStore);
+      entry.topic = openTopic(name, topicStore, engineContext);
       idle(entry.topic); // let go unless a connection comes (the one that opened it, as a rule)
       return entry.topic;
     })().catch((error) => {
@@ -751,30 +207,6 @@ export function createEventLog(options = {}) {
       }
     }, heartbeatMs);
     beat.unref?.();
-  }
-
-  /** The log's side of one client's connection, in `connections` while attached: one object with no
-   * closures of its own, so that a connection costs the server little beside the socket under it. */
-  class Attachment {
-    constructor(topic, fed) {
-      this.topic = topic; // the topic it follows
-      this.write = null; // the writer given to start
-      this.end = null; // called when the log ends the connection
-      this.buffer = []; // live events fed before start; null once started
-      this.bufferedBytes = 0; // about what the buffer holds
-      this.overflowed = false; // let go because the buffer passed maxBufferedBytes
-      this.skipThrough = null; // live events at or below this id were in the replay
-      this.active = true;
-      this.issuedAt = fed; // the topic's feed count when it attached: a read issued at or after it was issued after it attached
-      this.pending = null; // the replay that start writes first: frames
-      this.drained = false; // ended by a drain
-      this.reload = null; // why the client is told to reload, instead of a replay: start writes it
-      this.reloadFrom = null; // the head its store read saw
-    }
-    /** Queues a frame for start to write first. */
-    replay(text) {
-      (this.pending ??= []).push(text);
-    }
   }
 
   /** Writes (synchronously) what `conn` missed and from then on every live event; `ended` is called when

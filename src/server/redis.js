@@ -25,7 +25,7 @@
 //   time it comes back, whichever of the two connections reconnects first.
 
 import { describe, finite, range } from './common.js';
-import { StoreUnavailableError, compareIds, newEpoch, timeOf, tooOld, topicName, vouches } from './log.js';
+import { StoreUnavailableError, compareIds, newEpoch, timeOf, tooOld, topicName, vouches } from './ids.js';
 
 const PREFIX = 'managed-eventsource/server';
 

@@ -12,7 +12,7 @@
 // - A chunk's frame is built once and shared by every client of the stream.
 
 import { ENCODER, HEADERS, describe, endBehind, eventName, finite, range, responseGone, wait } from './common.js';
-import { frameOf } from './log.js';
+import { frameOf } from './frames.js';
 
 const PREFIX = 'managed-eventsource/server';
 const RESUME_ID = /^([0-9a-f]{16}):(0|[1-9]\d{0,8})$/;
