@@ -3,8 +3,8 @@
 // two logs (two nodes of a fleet) on one cluster replay and serve what either appended, over real HTTP.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
 import { startRedisCluster } from '../../scripts/redis-cluster.mjs';
+import { listen, readEvents } from './fixtures/http-streams.mjs';
 import { server } from './fixtures/redis-stores.mjs';
 
 const { createEventLog, createRedisStore } = server;
@@ -20,44 +20,6 @@ after(async () => {
   await admin?.close();
   await cluster?.stop();
 });
-
-async function listen(handler) {
-  const s = http.createServer(handler);
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${s.address().port}`, close: () => (s.closeAllConnections(), new Promise((r) => s.close(r))) };
-}
-
-/** Opens a stream and collects its events (heartbeats aside) until `done(events)`, or fails after 10 s. */
-async function readEvents(url, headers, done) {
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(new Error('timed out')), 10_000);
-  const res = await fetch(url, { headers, signal: ac.signal });
-  const events = [];
-  let text = '';
-  try {
-    for await (const chunk of res.body) {
-      text += Buffer.from(chunk).toString();
-      let end;
-      while ((end = text.indexOf('\n\n')) >= 0) {
-        const ev = { id: null, event: 'message', data: '' };
-        for (const line of text.slice(0, end).split('\n')) {
-          const at = line.indexOf(': ');
-          const [field, value] = [line.slice(0, at), line.slice(at + 2)];
-          if (field === 'id') ev.id = value;
-          else if (field === 'event') ev.event = value;
-          else if (field === 'data') ev.data = value;
-        }
-        text = text.slice(end + 2);
-        if (ev.event !== 'heartbeat') events.push(ev);
-      }
-      if (done(events)) break;
-    }
-  } finally {
-    clearTimeout(timer);
-    ac.abort();
-  }
-  return events;
-}
 
 /** The port of the node that owns `key`'s slot. */
 async function ownerOf(key) {
@@ -98,14 +60,14 @@ test('topics on a three-node cluster: spread over the nodes, each resumed exactl
     }
     // Each topic, resumed at the other fleet node: what followed its id there, its own events only.
     for (const name of names) {
-      const got = await readEvents(`${b.url}/${name}`, { 'Last-Event-ID': ids.get(name)[1] }, (e) => e.length >= 3);
+      const { events: got } = await readEvents(`${b.url}/${name}`, { 'Last-Event-ID': ids.get(name)[1] }, (e) => e.length >= 3);
       assert.deepEqual(got.map((e) => [e.id, e.data]), [2, 3, 4].map((i) => [ids.get(name)[i], `${name} ${i}`]));
     }
-    const own = await readEvents(`${b.url}/`, { 'Last-Event-ID': ids.get(null)[3] }, (e) => e.length >= 1);
+    const { events: own } = await readEvents(`${b.url}/`, { 'Last-Event-ID': ids.get(null)[3] }, (e) => e.length >= 1);
     assert.deepEqual(own.map((e) => e.data), ['own 4']);
 
     // Live: clients on B for every topic; appends on A (and B) reach each exactly once, in order.
-    const readers = names.map((name) => readEvents(`${b.url}/${name}`, { 'Last-Event-ID': ids.get(name)[4] }, (e) => e.some((x) => x.data === 'end')));
+    const readers = names.map((name) => readEvents(`${b.url}/${name}`, { 'Last-Event-ID': ids.get(name)[4] }, (e) => e.some((x) => x.data === 'end')).then((r) => r.events));
     const deadline = Date.now() + 5000;
     while (names.some((name) => logB.topic(name).connections === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
     for (let i = 0; i < 10; i++) await Promise.all(names.map((name) => (i % 2 ? logB : logA).topic(name).append({ data: `${name} live ${i}` })));

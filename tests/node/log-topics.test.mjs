@@ -4,54 +4,12 @@
 // follows it, its history kept.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
+import { listen, readEvents } from './fixtures/http-streams.mjs';
 import { redisForTests, server } from './fixtures/redis-stores.mjs';
 
 const fixture = redisForTests('topics');
 const { STORES } = fixture;
 const { createEventLog, createGate } = server;
-
-async function listen(handler) {
-  const s = http.createServer(handler);
-  await new Promise((r) => s.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${s.address().port}`, close: () => (s.closeAllConnections(), new Promise((r) => s.close(r))) };
-}
-
-/** Opens a stream and reads its events until `done(events)` is true (or 10 s pass), then aborts it. */
-async function readEvents(url, headers, done) {
-  const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(), 10_000);
-  const res = await fetch(url, { headers, signal: ac.signal });
-  const events = [];
-  if (res.status !== 200) {
-    clearTimeout(timer);
-    return { status: res.status, events, body: await res.text() };
-  }
-  let text = '';
-  const decoder = new TextDecoder();
-  try {
-    for await (const chunk of res.body) {
-      text += decoder.decode(chunk, { stream: true });
-      let end;
-      while ((end = text.indexOf('\n\n')) >= 0) {
-        const ev = { id: null, event: 'message', data: '' };
-        for (const line of text.slice(0, end).split('\n')) {
-          const [field, value] = [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)];
-          if (field === 'id') ev.id = value;
-          else if (field === 'event') ev.event = value;
-          else if (field === 'data') ev.data = value;
-        }
-        text = text.slice(end + 2);
-        if (ev.event !== 'heartbeat') events.push(ev);
-      }
-      if (done(events)) break;
-    }
-  } finally {
-    clearTimeout(timer);
-    ac.abort();
-  }
-  return { status: res.status, events };
-}
 
 /** Waits for `predicate` to hold, checking as the event loop turns; fails after `ms`. */
 async function until(predicate, ms = 5000) {
