@@ -52,11 +52,29 @@ export const STALLED_MS = 30_000;
 /** Whether a node:http (or HTTP/2 compatibility) response's client has already gone. */
 export const responseGone = (res) => res.destroyed === true || res.closed === true || res.stream?.destroyed === true;
 
-/** Ends a node:http stream after what it holds; a client that takes in nothing for STALLED_MS is dropped. */
+/** Ends a node:http stream after what it holds; a client that takes in nothing of it for STALLED_MS is
+ * dropped. Watched on our own timer, by the bytes the socket still holds: node:http's res.setTimeout lets its
+ * first expiry pass while a write is queued, which made it 60 s. */
 export function endBehind(res) {
   if (res.writableEnded) return;
-  res.setTimeout?.(STALLED_MS, () => res.destroy());
   res.end();
+  const socket = res.socket;
+  if (res.writableFinished) return;
+  if (!socket || typeof socket.writableLength !== 'number') return void res.setTimeout?.(STALLED_MS, () => res.destroy());
+  let held = socket.writableLength;
+  let movedAt = Date.now();
+  const watch = setInterval(() => {
+    if (res.writableFinished || socket.destroyed) return clearInterval(watch);
+    if (socket.writableLength < held) {
+      held = socket.writableLength;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt >= STALLED_MS) {
+      clearInterval(watch);
+      res.destroy();
+    }
+  }, STALLED_MS / 10);
+  watch.unref?.();
+  res.once?.('close', () => clearInterval(watch));
 }
 
 /** endBehind, and then the connection is closed rather than kept alive for the client's next request. */

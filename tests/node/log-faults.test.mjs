@@ -6,6 +6,7 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { bare, redisForTests, server } from './fixtures/redis-stores.mjs';
 
 const fixture = redisForTests('faults');
@@ -743,6 +744,42 @@ test('a connection not started yet holds at most maxBufferedBytes of live events
     assert.equal(written, '');
     assert.equal(ended, 1, 'its end is called, so its owner lets go too');
   } finally {
+    await log.close();
+  }
+});
+
+test('a client cut for being behind that then takes in nothing is disconnected after 30 s, not 60 (node:http let its own timeout pass once)', { timeout: 60_000 }, async () => {
+  const log = createEventLog({ heartbeatMs: 0, maxBufferedBytes: 64 * 1024 });
+  let closedAt = null;
+  let cutAt = null;
+  const s = http.createServer((req, res) => {
+    res.once('close', () => (closedAt = Date.now()));
+    log.serve(req, res);
+  });
+  await new Promise((r) => s.listen(0, '127.0.0.1', r));
+  const socket = net.connect(s.address().port, '127.0.0.1');
+  try {
+    await new Promise((r) => socket.once('connect', r));
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+    await new Promise((r) => socket.once('data', r));
+    socket.pause(); // reads nothing from here on: the kernel's buffers fill, then the server's
+    const chunk = 'x'.repeat(256 * 1024);
+    // Appends until the log cuts it (more than maxBufferedBytes unsent as the next one comes).
+    for (let i = 0; i < 400 && log.connections > 0; i++) {
+      await log.append({ data: chunk });
+      await new Promise((r) => setImmediate(r));
+    }
+    assert.equal(log.connections, 0, 'the log cut the client that read nothing');
+    cutAt = Date.now();
+    while (closedAt === null && Date.now() - cutAt < 50_000) await new Promise((r) => setTimeout(r, 250));
+    assert.ok(closedAt !== null, 'the stalled connection was closed');
+    const after = closedAt - cutAt;
+    console.log(`[figure] a cut client that takes in nothing is disconnected ${Math.round(after / 100) / 10} s after the cut (STALLED_MS 30 s)`);
+    assert.ok(after >= 29_000 && after < 40_000, `disconnected ${after} ms after the cut`);
+  } finally {
+    socket.destroy();
+    s.closeAllConnections();
+    await new Promise((r) => s.close(r));
     await log.close();
   }
 });
