@@ -36,6 +36,9 @@ const METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 /** How far ahead of the clock a given id's time part may be (another node's clock, a little ahead). */
 const MAX_AHEAD_MS = 10_000;
 
+/** A bad topic's 400: the message that says why, as text. */
+const BAD_TOPIC_HEADERS = Object.freeze({ 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+
 /** The admission of a server with no gate: nothing to release. */
 const ADMITTED = Object.freeze({ ok: true, release() {} });
 
@@ -151,13 +154,15 @@ export function createEventLog(options = {}) {
   /** Named topics, open or opening: name -> { topic, opening } (topic null until its store is open). */
   const topics = new Map();
 
+  const noTopics = () => new TypeError(`${PREFIX}: this store (${store.kind ?? 'a custom store'}) has no topics: give it a topic(name) method that returns (or resolves to) a store of that topic's own`);
+
   /** The topic `name` (null: the log's own), opened on first use: synchronously when it is open already. */
   function topicFor(name) {
     if (name === null) return main;
     const known = topics.get(name);
     if (known) return known.topic ?? known.opening;
     if (closed) return Promise.reject(new Error(`${PREFIX}: the event log is closed`));
-    if (typeof store.topic !== 'function') return Promise.reject(new TypeError(`${PREFIX}: this store (${store.kind ?? 'a custom store'}) has no topics: give it a topic(name) method that returns (or resolves to) a store of that topic's own`));
+    if (typeof store.topic !== 'function') return Promise.reject(noTopics());
     if (topics.size >= maxTopics) return Promise.reject(new StoreUnavailableError(`${PREFIX}: ${topics.size} topics are open on this node (maxTopics): topic ${JSON.stringify(name)} waits until one is let go`));
     const entry = { topic: null, opening: null };
     entry.opening = (async () => {
@@ -373,18 +378,16 @@ export function createEventLog(options = {}) {
     if (known) return (known.topic ?? (await known.opening)).append(checked);
     // A topic not open on this node has no connections here: the event goes to its store only, with no feed
     // opened for it (an append to an offline user's topic costs no connection).
-    if (typeof store.topic !== 'function') throw new TypeError(`${PREFIX}: this store (${store.kind ?? 'a custom store'}) has no topics: give it a topic(name) method that returns (or resolves to) a store of that topic's own`);
-    let topicStore = null;
+    // (A store of a topic used only to append holds nothing to let go: the Redis one opens no connection.)
+    if (typeof store.topic !== 'function') throw noTopics();
     try {
-      topicStore = await store.topic(name);
+      const topicStore = await store.topic(name);
       const id = await topicStore.append(checked);
       return wireId(id, topicStore.epoch ?? null);
     } catch (error) {
       // As for an open topic: not stored, and no one here to send it to live.
       if (error?.code === 'STORE_UNAVAILABLE') return null;
       throw error;
-    } finally {
-      topicStore?.release?.();
     }
   }
 
@@ -559,7 +562,7 @@ export function createEventLog(options = {}) {
         }
         const name = topicOf(opts);
         if (name instanceof Error) {
-          res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' });
+          res.writeHead(400, BAD_TOPIC_HEADERS);
           return res.end(name.message);
         }
         admission = admit(opts);
@@ -641,7 +644,7 @@ export function createEventLog(options = {}) {
       try {
         if (draining()) return rejectResponse(drainWait(), { hintEvent: opts.hintEvent });
         const name = topicOf(opts);
-        if (name instanceof Error) return new Response(name.message, { status: 400, headers: { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store' } });
+        if (name instanceof Error) return new Response(name.message, { status: 400, headers: BAD_TOPIC_HEADERS });
         admission = admit(opts);
         if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
         let refusal;

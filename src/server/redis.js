@@ -553,8 +553,11 @@ export async function createRedisStore(options = {}) {
         if (feedFailures === 0) setStatus('ready'); // while the feed still fails, the store still cannot deliver
         if (gapMarkerPending && !closed && !ended) appendGapMarker();
       },
-      /** Makes the feed's connection and starts connecting it. */
+      /** Makes the feed's connection and starts connecting it. From then on the stream hears the command
+       * connection's failures and returns (`streams`) until it closes; a stream used only to append has no
+       * feed and is never in that set, so it is let go with its last reference. */
       connectFollower() {
+        streams.add(store);
         const f = (follower = client.duplicate());
         f.on('error', () => f.isReady || connectionLost(f)); // its failures show on `client` too, and its loop waits for 'ready'
         followerConnecting = f.connect().catch(() => {});
@@ -586,7 +589,6 @@ export async function createRedisStore(options = {}) {
         followerConnecting?.then(destroy);
       },
     };
-    streams.add(store);
     return store;
   }
 
