@@ -15,7 +15,7 @@
 // - A connection the log lets go is ended, never left open and silent: close(), a drain, a writer that threw,
 //   a client more than maxBufferedBytes behind (which is sent no more, so what it holds stays bounded).
 
-import { ENCODER, HEADERS, describe, endAndClose, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
+import { ENCODER, HEADERS, batched, batchedResponse, describe, endAndClose, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
 import { StoreUnavailableError, compareIds, timeOf, topicName, wireId } from './ids.js';
 import { checkEntry, frameOf } from './frames.js';
 import { createMemoryStore } from './memory.js';
@@ -618,13 +618,15 @@ export function createEventLog(options = {}) {
         // so far, whole, and resumes from its last id. One that takes in nothing for STALLED_MS is dropped.
         // A drained client's connection is closed too: kept alive, its reconnect would come back over it to
         // this node, where a balancer that routes connections (a TCP one) would send it elsewhere.
+        // Sent once a task (batchedResponse); a write that throws ends this connection alone (as send()).
+        const write = batchedResponse(res, (error) => (end(conn), onerror?.(error)));
         const finish = () => (conn.drained ? endAndClose(res) : endBehind(res));
         startAttachment(conn, (text) => {
           if (res.writableLength > maxBufferedBytes) {
             detach(conn);
             return finish();
           }
-          res.write(text);
+          write(text);
         }, finish);
       } catch (error) {
         options.onerror?.(error);
@@ -688,9 +690,12 @@ export function createEventLog(options = {}) {
               controller.enqueue(ENCODER.encode(opts.retry ? `${opts.retry}\n${heartbeat}` : heartbeat)); // as serve()
               // As serve(): the body ends, after what it holds, when the log does or the client is behind.
               let ended = false;
+              // Enqueued once a task (see batched); once the body is cancelled or closed, nowhere.
+              const enqueue = batched((text) => ended || controller.enqueue(ENCODER.encode(text)), () => {}); // cancelled by its reader meanwhile
               const endBody = () => {
                 finish();
                 if (ended) return;
+                enqueue.flush();
                 ended = true;
                 controller.close();
               };
@@ -699,7 +704,7 @@ export function createEventLog(options = {}) {
                   detach(conn);
                   return endBody();
                 }
-                controller.enqueue(ENCODER.encode(text));
+                enqueue(text);
               }, endBody);
             },
             cancel: finish,

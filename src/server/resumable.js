@@ -11,7 +11,7 @@
 //   the node that started the stream (sticky routing).
 // - A chunk's frame is built once and shared by every client of the stream.
 
-import { ENCODER, HEADERS, describe, endBehind, eventName, finite, range, responseGone, wait } from './common.js';
+import { ENCODER, HEADERS, batched, batchedResponse, describe, endBehind, eventName, finite, range, responseGone, wait } from './common.js';
 import { frameOf } from './frames.js';
 
 const PREFIX = 'managed-eventsource/server';
@@ -139,18 +139,22 @@ export function createResumableStreams(options = {}) {
           return res.end();
         }
         res.writeHead(200, HEADERS);
-        for (let i = p.from; i < p.stream.frames.length; i++) res.write(p.stream.frames[i]);
+        // What was sent so far in one write, and live chunks once a task (batched): one HTTP chunk each.
+        const replay = p.stream.frames.slice(p.from).join('');
+        if (replay) res.write(replay);
         if (p.stream.done) return res.end();
         if (responseGone(res)) return; // the client went before serve() was called
         // A client more than maxBufferedBytes behind as the next chunk comes is sent no more: its stream
         // ends after what it was sent, whole, and it resumes from its last id.
+        // Sent once a task (batchedResponse); a response whose write throws is dropped alone (as push()).
+        const write = batchedResponse(res, (error) => (p.stream.listeners.delete(listener), onerror(error)));
         const listener = {
           write(text) {
             if (res.writableLength > maxBufferedBytes) {
               p.stream.listeners.delete(listener);
               return endBehind(res);
             }
-            res.write(text);
+            write(text);
           },
           end: () => res.end(),
         };
@@ -172,17 +176,25 @@ export function createResumableStreams(options = {}) {
         const body = new ReadableStream(
           {
             start(controller) {
-              for (let i = p.from; i < p.stream.frames.length; i++) controller.enqueue(ENCODER.encode(p.stream.frames[i]));
+              const replay = p.stream.frames.slice(p.from).join(''); // as serve()
+              if (replay) controller.enqueue(ENCODER.encode(replay));
               if (p.stream.done) return controller.close();
+              let ended = false;
+              const enqueue = batched((text) => ended || controller.enqueue(ENCODER.encode(text)), () => {}); // cancelled by its reader meanwhile
+              const close = () => {
+                enqueue.flush();
+                ended = true;
+                controller.close();
+              };
               listener = {
                 write(text) {
                   if (controller.desiredSize < 0) {
                     p.stream.listeners.delete(listener); // behind: as serve()
-                    return controller.close();
+                    return close();
                   }
-                  controller.enqueue(ENCODER.encode(text));
+                  enqueue(text);
                 },
-                end: () => controller.close(),
+                end: close,
               };
               p.stream.listeners.add(listener);
             },

@@ -642,7 +642,10 @@ test('drop-oldest: a loop that takes a burst slowly is left only the newest max 
   dispatchNumbered(es, 0, 15000);
   await loop;
   eq(ids.at(-1), 14999, `the newest is taken: ${ids.slice(0, 5)} ... ${ids.slice(-3)}`);
-  ok(ids.length <= 3, `the loop took ${ids.length} events of the stale burst`);
+  // The first turn that finds the loop busy leaves it the newest: until then it takes one event a timer.
+  // That turn is a MessageChannel task, and engines order its task source freely against timers' (a loaded
+  // WebKit ran two of the loop's 1 ms timers first, and the loop took 4); a loop never cut back takes 101.
+  ok(ids.length <= 10, `the loop took ${ids.length} events of the stale burst`);
   eq(ids.length + it.dropped, 15000, 'every event taken or counted in dropped');
   ok(ids.every((n, i) => i === 0 || n > ids[i - 1]), 'in order');
   await closedAt('slow-burst');

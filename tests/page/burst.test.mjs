@@ -236,7 +236,9 @@ for (const transport of ['eventsource', 'fetch']) {
   inEachEngine(`${transport}: with drop-oldest and max 100, a loop that stalls while ${DROP_LIVE} events stream finds at most 100 queued`, async (engine, page) => {
     const name = `${engine}-${transport}-drop`;
     await page.goto(`${server.url}/`);
+    const t0 = Date.now();
     const r = await runPage(page, script(transport, `/live?n=${DROP_LIVE}&b=${DROP_BATCH}&stall`, name, dropsWhileStalled));
+    console.log(`[figure] ${engine} ${transport}: ${DROP_LIVE} events streamed to a stalled drop-oldest loop, page done in ${Date.now() - t0} ms`);
     assert.equal(r.error, null, JSON.stringify(r.error));
     const { taken, found, last, inOrder, dropped, turnsWhileStalled, arrivedAtStall } = r.result;
     assert.ok(inOrder, 'in order');
