@@ -5,6 +5,7 @@
 //   pkg/index.js    the main entry (EventSource): a line over core.js
 //   pkg/fetch.js    the fetch entry: core.js, and the fetch transport's JavaScript (registered when it runs)
 //   pkg/websocket.js  the websocket entry: core.js, and ManagedWebSocket
+//   pkg/testing.js  the testing entry: a virtual clock for core.js's clients, and a scripted server
 //   pkg/*.cjs       the same in CommonJS (core.cjs shared the same way)
 //   pkg/managed-eventsource.global.js   a classic <script src>, self-contained: defines `managedEventSource`
 //   pkg/workerd/*.js, pkg/shell.wasm    the same entries for runtimes that compile no WebAssembly at run
@@ -135,6 +136,8 @@ export { ManagedWebSocket } from '${s}/socket.js';
 import { sharing, startShared } from '${s}/share.js';
 export { ${API} } from './core.js';
 addSharing({ sharing, startShared });
+`,  // The testing entry: a virtual clock the clients' timers run on and a scripted server; no client of its own.
+  testing: (s) => `export { createVirtualClock, scriptServer } from '${s}/testing.js';
 `,
 };
 
@@ -142,7 +145,7 @@ addSharing({ sharing, startShared });
 const ADDED = Object.keys(ENTRIES).filter((name) => name !== 'index');
 
 /** The rooms only one entry imports, which go in that entry's file rather than in the shell's. */
-const ENTRY_ROOMS = { 'fetch.js': 'fetch', 'parse.js': 'fetch', 'socket.js': 'websocket', 'share.js': 'share' };
+const ENTRY_ROOMS = { 'fetch.js': 'fetch', 'parse.js': 'fetch', 'socket.js': 'websocket', 'share.js': 'share', 'testing.js': 'testing' };
 
 /**
  * Rollup's split of the entries (work/<entry>.js) from the shell: every room but an entry's own goes in the

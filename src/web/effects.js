@@ -137,11 +137,12 @@ export const probe = guard((record, id) => {
   let done = false;
   const stop = () => {
     done = true;
-    clearTimeout(timer);
+    c.clearTimeout(timer);
     ac.abort();
   };
   const answer = (status, retryAfter) => done || (stop(), record.shell.input(I_PROBED, id, status, retryAfterMs(retryAfter)));
-  const timer = setTimeout(() => answer(0), PROBE_TIMEOUT);
+  const c = clock;
+  const timer = c.setTimeout(() => answer(0), PROBE_TIMEOUT);
   fetch(record.probeUrl ?? record.currentUrl, {
     credentials: record.withCredentials ? 'include' : 'same-origin',
     cache: 'no-store',
@@ -159,15 +160,38 @@ export const number = (numbers, i) => numbers[i];
 /** The same, for a value Rust takes as it is (a string option, the id to resume from). */
 export const item = number;
 
-/** The machine's clock. */
-export const now = guard(() => performance.now());
-/** A seed for a client's jitter: a random whole number below 2^53. */
-export const random = guard(() => Math.random() * 2 ** 53);
+/** The page's own time and chance. */
+const pageClock = {
+  now: () => performance.now(),
+  random: () => Math.random() * 2 ** 53,
+  setTimeout: (f, ms) => setTimeout(f, ms),
+  clearTimeout: (t) => clearTimeout(t),
+};
+/** Where every client's time and chance come from: every timer a client arms, its clock, its jitter's seed.
+ * The page's, unless the testing entry put a virtual clock in its place (testing.js). */
+let clock = pageClock;
+/** The clock in place now. */
+export const clockInPlace = () => clock;
+/** Puts `c` in place of the clock (null: the page's again); returns the one it replaces. */
+export function useClock(c) {
+  const was = clock;
+  clock = c ?? pageClock;
+  return was;
+}
 
-/** Arms a timer for Rust: after `ms`, `input(what)`. Returns its id for `disarm`. */
-export const arm = guard((record, ms, what) => setTimeout(() => record.shell.input(what), ms));
-/** Cancels a timer `arm` made (an id, or Node's Timeout object), or stops a probe (a function). */
-export const disarm = guard((x) => (typeof x === 'function' ? x() : clearTimeout(x)));
+/** The machine's clock. */
+export const now = guard(() => clock.now());
+/** A seed for a client's jitter: a random whole number below 2^53. */
+export const random = guard(() => clock.random());
+
+/** Arms a timer for Rust: after `ms`, `input(what)`. Returns what `disarm` takes: the clock's timer, held
+ * with the clock that made it (a test may put its clock back while a client still waits). */
+export const arm = guard((record, ms, what) => {
+  const c = clock;
+  return { clock: c, timer: c.setTimeout(() => record.shell.input(what), ms) };
+});
+/** Cancels a timer `arm` made, or stops a probe (a function). */
+export const disarm = guard((x) => (typeof x === 'function' ? x() : x?.clock.clearTimeout(x.timer)));
 
 /**
  * Listens to the page for Rust: the back-forward cache (`pageshow` from it, always: a restored page's

@@ -228,3 +228,9 @@ extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = iterate)]
     static ITERATE: JsValue;
 }
+
+#[wasm_bindgen(module = "/src/web/testing.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = createVirtualClock)]
+    static TESTING: JsValue;
+}

@@ -135,8 +135,8 @@ test('the tarball holds what a user needs and nothing else', () => {
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
     'share.cjs', 'share.d.cts', 'share.d.ts', 'share.js', 'shell.wasm', 'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
-    'vue.cjs', 'vue.d.cts', 'vue.d.ts', 'vue.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
-    'workerd/core.js', 'workerd/fetch.js', 'workerd/index.js', 'workerd/share.js', 'workerd/websocket.js',
+    'testing.cjs', 'testing.d.cts', 'testing.d.ts', 'testing.js', 'vue.cjs', 'vue.d.cts', 'vue.d.ts', 'vue.js', 'websocket.cjs', 'websocket.d.cts', 'websocket.d.ts', 'websocket.js',
+    'workerd/core.js', 'workerd/fetch.js', 'workerd/index.js', 'workerd/share.js', 'workerd/testing.js', 'workerd/websocket.js',
   ]);
   const manifest = JSON.parse(readFileSync(join(root, 'pkg', 'package.json'), 'utf8'));
   assert.equal(manifest.exports['./package.json'], './package.json');
