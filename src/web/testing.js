@@ -269,6 +269,15 @@ class AttemptScript {
 /** Reads `headers` (a Headers, pairs or an object) as a plain object with lower-case names. */
 const headersOf = (headers) => Object.fromEntries([...new Headers(headers ?? {})]);
 
+/** `url` resolved against the page's address, as fetch resolves it (as it is where there is no page). */
+function absolute(url) {
+  try {
+    return globalThis.location?.href ? new URL(url, globalThis.location.href).href : url;
+  } catch {
+    return url;
+  }
+}
+
 /** An AbortError, as fetch rejects and errors with. */
 const abortError = () => (typeof DOMException === 'function' ? new DOMException('The operation was aborted.', 'AbortError') : Object.assign(new Error('The operation was aborted.'), { name: 'AbortError' }));
 
@@ -286,7 +295,7 @@ export function scriptServer() {
   async function serve(url, init = {}) {
     const request = {
       attempt: requests.length + 1,
-      url: String(url),
+      url: absolute(String(url)),
       method: init.method ?? 'GET',
       headers: headersOf(init.headers),
       lastEventId: null,
