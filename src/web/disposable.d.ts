@@ -4,10 +4,18 @@
 //
 //   import type {} from 'managed-eventsource/disposable';
 import type {} from './index.js';
+import type {} from './testing.js';
 
 declare module './index.js' {
   interface ManagedEventSource {
     /** The same as close(). */
+    [Symbol.dispose](): void;
+  }
+}
+
+declare module './testing.js' {
+  interface VirtualClock {
+    /** The same as uninstall(). */
     [Symbol.dispose](): void;
   }
 }

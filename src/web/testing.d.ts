@@ -20,9 +20,9 @@ export interface VirtualClock {
   /** Runs timers in order until `predicate()` is true; resolves with the virtual time it took. Throws a
    * RangeError after `maxTimers` timers (default 1000), an Error when no timer is left. */
   runUntil(predicate: () => boolean, options?: { maxTimers?: number }): Promise<number>;
-  /** Puts back the clock this one replaced. */
+  /** Puts back the clock this one replaced (also `[Symbol.dispose]`, typed by managed-eventsource/disposable:
+   * `using clock = createVirtualClock()`). */
   uninstall(): void;
-  [Symbol.dispose](): void;
 }
 
 export declare function createVirtualClock(options?: VirtualClockOptions): VirtualClock;
@@ -60,7 +60,7 @@ export interface ScriptedRequest {
   readonly method: string;
   /** The request's headers, names in lower case. */
   readonly headers: Record<string, string>;
-  /** The Last-Event-ID header, or null. */
+  /** The Last-Event-ID header, else the URL's lastEventId parameter (the EventSource transport's), or null. */
   readonly lastEventId: string | null;
   /** Past the script: it failed as a network error. */
   readonly unscripted: boolean;
@@ -76,6 +76,14 @@ export interface ScriptedServer {
   /** The next attempt's Response for a Request, for a request handler: MSW's
    * `http.get('/feed', ({ request }) => server.respond(request))`. */
   readonly respond: (request: Request) => Promise<Response>;
+  /** A stand-in for EventSource that plays the script, for the EventSource transport where the runtime has
+   * none (jsdom, Node): `globalThis.EventSource = server.EventSource`. */
+  readonly EventSource: {
+    new (url: string | URL, init?: EventSourceInit): EventSource;
+    readonly CONNECTING: 0;
+    readonly OPEN: 1;
+    readonly CLOSED: 2;
+  };
   readonly requests: readonly ScriptedRequest[];
   /** Attempts scripted and not yet asked for. */
   readonly left: number;

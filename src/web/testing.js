@@ -224,7 +224,7 @@ class AttemptScript {
   /** Sends one event: a string (its data) or { id, event, data, retry }. */
   send(event) {
     this.#streaming('send()');
-    this.steps.push({ kind: 'send', text: frame(event) });
+    this.steps.push({ kind: 'send', text: frame(event), event: typeof event === 'string' ? { data: event } : event });
     return this;
   }
   /** Sends a comment line (what a server's keep-alive sends; no event). */
@@ -292,24 +292,26 @@ export function scriptServer() {
   const requests = [];
   const encoder = new TextEncoder();
 
-  async function serve(url, init = {}) {
-    const request = {
-      attempt: requests.length + 1,
-      url: absolute(String(url)),
-      method: init.method ?? 'GET',
-      headers: headersOf(init.headers),
-      lastEventId: null,
-      unscripted: false,
-      aborted: false,
-    };
-    request.lastEventId = request.headers['last-event-id'] ?? null;
+  /** Records a request; its script, or undefined past the script (the request is marked unscripted). The
+   * resume id is the Last-Event-ID header, else the URL's lastEventId parameter (where ours puts it when it
+   * cannot send the header: the EventSource transport). */
+  function arrive(url, method, headers) {
+    const request = { attempt: requests.length + 1, url: absolute(String(url)), method, headers, lastEventId: null, unscripted: false, aborted: false };
+    let param = null;
+    try {
+      param = new URL(request.url).searchParams.get('lastEventId');
+    } catch {}
+    request.lastEventId = headers['last-event-id'] ?? param;
     requests.push(request);
-    const signal = init.signal ?? null;
     const script = scripts[request.attempt - 1];
-    if (script === undefined) {
-      request.unscripted = true;
-      throw new TypeError(PREFIX + 'attempt ' + request.attempt + ' has no script (the server has ' + scripts.length + '): it fails as a network error would');
-    }
+    if (script === undefined) request.unscripted = true;
+    return { request, script };
+  }
+
+  async function serve(url, init = {}) {
+    const { request, script } = arrive(url, init.method ?? 'GET', headersOf(init.headers));
+    const signal = init.signal ?? null;
+    if (script === undefined) throw new TypeError(PREFIX + 'attempt ' + request.attempt + ' has no script (the server has ' + scripts.length + '): it fails as a network error would');
     await null; // a response comes later than its request, as over a network
     if (signal?.aborted) {
       request.aborted = true;
@@ -364,6 +366,88 @@ export function scriptServer() {
     return new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-store', ...script.headers } });
   }
 
+  /**
+   * A stand-in for EventSource that plays the script (for the EventSource transport, where the runtime has
+   * none, as jsdom and Node have none): install it as `globalThis.EventSource`. As a browser's: `open`, then
+   * the events (with `lastEventId` kept across them), a status or a 204 fails it (readyState CLOSED, then
+   * `error`), a drop, an end or no response is an `error` with readyState CONNECTING (where a browser would
+   * reconnect itself; ours closes it first); comments and `retry:` are not seen, as a page does not see them.
+   */
+  class ScriptedEventSource extends EventTarget {
+    static CONNECTING = 0;
+    static OPEN = 1;
+    static CLOSED = 2;
+    onopen = null;
+    onmessage = null;
+    onerror = null;
+    #state = 0;
+    #url;
+    #withCredentials;
+    #request;
+
+    constructor(url, init = {}) {
+      super();
+      const { request, script } = arrive(url, 'GET', { accept: 'text/event-stream' });
+      this.#url = request.url;
+      this.#withCredentials = Boolean(init?.withCredentials);
+      this.#request = request;
+      this.#play(script);
+    }
+    get url() {
+      return this.#url;
+    }
+    get withCredentials() {
+      return this.#withCredentials;
+    }
+    get readyState() {
+      return this.#state;
+    }
+    close() {
+      if (this.#state === 2) return;
+      this.#state = 2;
+      this.#request.aborted = true;
+    }
+    /** Dispatches `e`, then the `on` handler of its type (for code that uses them). */
+    #fire(e) {
+      this.dispatchEvent(e);
+      const handler = this['on' + e.type];
+      if ((e.type === 'open' || e.type === 'message' || e.type === 'error') && typeof handler === 'function') handler.call(this, e);
+    }
+    async #play(script) {
+      await null; // as a browser's: nothing is dispatched before the constructor's caller goes on
+      const live = () => this.#state !== 2;
+      if (!live()) return;
+      if (script === undefined || script.answer === 'fail' || script.answer !== 'open') {
+        // No response (a reconnect, for a browser), or a response that fails the connection for good.
+        if (script !== undefined && script.answer !== 'fail') this.#state = 2;
+        return this.#fire(new Event('error'));
+      }
+      this.#state = 1;
+      this.#fire(new Event('open'));
+      let lastEventId = '';
+      const origin = (() => {
+        try {
+          return new URL(this.#url).origin;
+        } catch {
+          return '';
+        }
+      })();
+      for (const step of script.steps) {
+        if (!live()) return;
+        if (step.kind === 'send' && step.event) {
+          const { id, event: type = 'message', data = '' } = step.event;
+          if (id !== undefined && !id.includes('\0')) lastEventId = id;
+          this.#fire(new MessageEvent(type || 'message', { data: data.replace(/\r\n|\r/g, '\n'), lastEventId, origin }));
+          await null;
+        } else if (step.kind === 'wait') await new Promise((resolve) => clockInPlace().setTimeout(resolve, step.ms));
+        else if (step.kind === 'drop' || step.kind === 'end') {
+          this.#state = 0;
+          return this.#fire(new Event('error'));
+        } else if (step.kind === 'stall') return;
+      }
+    }
+  }
+
   const server = {
     /** Adds the script of the next attempt: `build(a)` calls a's steps. */
     attempt(build) {
@@ -379,6 +463,8 @@ export function scriptServer() {
     /** The next attempt's Response for a Request: what a request handler answers with (MSW's `http.get(url,
      * ({ request }) => server.respond(request))`, a service worker's, a framework's). */
     respond: (request) => serve(request.url, { method: request.method, headers: request.headers, signal: request.signal }),
+    /** A stand-in for EventSource that plays the script: `globalThis.EventSource = server.EventSource`. */
+    EventSource: ScriptedEventSource,
     /** Every request, in order. */
     requests,
     /** Attempts scripted and not yet asked for. */

@@ -210,3 +210,42 @@ test("the README's testing recipe runs as it is written, under node --test", { s
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("server.EventSource stands in for EventSource: the EventSource transport drops, resumes by its URL's id, tells a 503's failure, and the events' target is the client", { skip }, async () => {
+  const { ManagedEventSource: Main } = await import(new URL('../../pkg/index.js', import.meta.url));
+  const clock = createVirtualClock();
+  const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
+  try {
+    const server = scriptServer()
+      .attempt((a) => a.open().send({ id: '41', data: 'a' }).send({ id: '42', event: 'tick', data: 'b' }).drop())
+      .attempt((a) => a.status(503))
+      .attempt((a) => a.open().wait(1000).send('c').stall());
+    globalThis.EventSource = server.EventSource;
+    const es = new Main('https://api.example/feed', { lastEventIdParam: 'lastEventId', jitter: 'none', baseMs: 100 });
+    const got = [];
+    es.onmessage = (e) => got.push([e.type, e.data, e.lastEventId, e.target === es, clock.now]);
+    es.addEventListener('tick', (e) => got.push([e.type, e.data, e.lastEventId, e.target === es, clock.now]));
+    const statuses = [];
+    es.onstatus = (s) => statuses.push(s);
+    await clock.runUntil(() => got.length === 3);
+    assert.deepEqual(got, [
+      ['message', 'a', '41', true, 0],
+      ['tick', 'b', '42', true, 0],
+      ['message', 'c', '42', true, 100 + 200 + 1000],
+    ]);
+    assert.deepEqual(statuses, ['open', 'reconnecting', 'open']);
+    assert.deepEqual(server.requests.map((r) => [r.url, r.lastEventId]), [
+      ['https://api.example/feed', null],
+      ['https://api.example/feed?lastEventId=42', '42'],
+      ['https://api.example/feed?lastEventId=42', '42'],
+    ]);
+    const third = server.requests[2];
+    es.close();
+    assert.equal(third.aborted, true, 'close() closed the stand-in');
+    assert.equal(clock.pending, 0);
+  } finally {
+    if (had) Object.defineProperty(globalThis, 'EventSource', had);
+    else delete globalThis.EventSource;
+    clock.uninstall();
+  }
+});

@@ -174,3 +174,23 @@ import { ManagedEventSource as SharedSource } from 'managed-eventsource/share';
 const sharedFeed = new SharedSource('/feed', { share: 'prices' });
 const sameClass: typeof ManagedEventSource = SharedSource;
 void sharedFeed.leader, sameClass;
+
+// The testing entry: a virtual clock and a scripted server, given to the fetch transport or as EventSource.
+import { createVirtualClock, scriptServer } from 'managed-eventsource/testing';
+import type { ScriptedRequest, VirtualClock } from 'managed-eventsource/testing';
+async function outage(): Promise<ScriptedRequest[]> {
+  const clock: VirtualClock = createVirtualClock({ seed: 1 });
+  const server = scriptServer()
+    .attempt((a) => a.open().comment('hi').send({ id: '42', event: 'tick', data: 'b' }).wait(1000).retry(500).drop())
+    .attempt((a) => a.status(503, { retryAfter: 5 }))
+    .attempt((a) => a.noContent());
+  const scripted = new FetchSource('/feed', { transport: 'fetch', fetch: server.fetch });
+  const took: number = await clock.runUntil(() => scripted.status === 'closed', { maxTimers: 100 });
+  await clock.advance(took);
+  globalThis.EventSource = server.EventSource;
+  const respond: (request: Request) => Promise<Response> = server.respond;
+  void respond, clock.pending, clock.now, server.left;
+  clock.uninstall();
+  return [...server.requests];
+}
+void outage;
