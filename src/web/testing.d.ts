@@ -76,6 +76,9 @@ export interface ScriptedServer {
   /** The next attempt's Response for a Request, for a request handler: MSW's
    * `http.get('/feed', ({ request }) => server.respond(request))`. */
   readonly respond: (request: Request) => Promise<Response>;
+  /** The next attempt over real HTTP, for node:http or Express: `http.createServer(server.handle)` on
+   * loopback, for browser tests (Playwright). */
+  readonly handle: (req: { url?: string; method?: string; headers: Record<string, string | string[] | undefined> }, res: unknown) => void;
   /** A stand-in for EventSource that plays the script, for the EventSource transport where the runtime has
    * none (jsdom, Node): `globalThis.EventSource = server.EventSource`. */
   readonly EventSource: {

@@ -448,6 +448,34 @@ export function scriptServer() {
     }
   }
 
+  async function handle(req, res) {
+    const ac = new AbortController();
+    res.on?.('close', () => ac.abort());
+    const headers = {};
+    for (const [name, value] of Object.entries(req.headers ?? {})) if (typeof value === 'string') headers[name] = value;
+    let response;
+    try {
+      response = await serve('http://' + (headers.host ?? '127.0.0.1') + req.url, { method: req.method, headers, signal: ac.signal });
+    } catch {
+      return res.destroy(); // no response: the connection is cut, as a network failure
+    }
+    // A cut is a closed socket, not one kept for the client's next request (which some engines would resend).
+    res.shouldKeepAlive = false;
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    if (!response.body) return res.end();
+    res.flushHeaders?.();
+    // Each chunk is written before the next step runs; a drop cuts the connection once what came before it
+    // has gone out (a destroy discards what the socket still holds).
+    let written = Promise.resolve();
+    try {
+      for await (const chunk of response.body) written = new Promise((resolve) => res.write(chunk, resolve));
+      res.end();
+    } catch {
+      await written;
+      res.destroy(); // a drop, or the client went
+    }
+  }
+
   const server = {
     /** Adds the script of the next attempt: `build(a)` calls a's steps. */
     attempt(build) {
@@ -463,6 +491,12 @@ export function scriptServer() {
     /** The next attempt's Response for a Request: what a request handler answers with (MSW's `http.get(url,
      * ({ request }) => server.respond(request))`, a service worker's, a framework's). */
     respond: (request) => serve(request.url, { method: request.method, headers: request.headers, signal: request.signal }),
+    /**
+     * The next attempt over real HTTP, for a node:http server (or Express): `http.createServer(server.handle)`
+     * on loopback, for a browser test. The response's body is piped as the script runs; a client that goes
+     * aborts the script's request. Its `wait` steps wait on the clock in place in this process.
+     */
+    handle: (req, res) => void handle(req, res),
     /** A stand-in for EventSource that plays the script: `globalThis.EventSource = server.EventSource`. */
     EventSource: ScriptedEventSource,
     /** Every request, in order. */
