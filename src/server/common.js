@@ -108,6 +108,8 @@ export function batched(send, failed) {
     held += text;
   };
   write.flush = flush;
+  /** What is held, in UTF-16 units (about its bytes): a client's bound counts it with what its socket holds. */
+  write.held = () => held.length;
   return write;
 }
 

@@ -622,7 +622,7 @@ export function createEventLog(options = {}) {
         const write = batchedResponse(res, (error) => (end(conn), onerror?.(error)));
         const finish = () => (conn.drained ? endAndClose(res) : endBehind(res));
         startAttachment(conn, (text) => {
-          if (res.writableLength > maxBufferedBytes) {
+          if (res.writableLength + write.held() > maxBufferedBytes) {
             detach(conn);
             return finish();
           }
@@ -700,7 +700,7 @@ export function createEventLog(options = {}) {
                 controller.close();
               };
               startAttachment(conn, (text) => {
-                if (controller.desiredSize < 0) {
+                if (controller.desiredSize - enqueue.held() < 0) {
                   detach(conn);
                   return endBody();
                 }

@@ -150,7 +150,7 @@ export function createResumableStreams(options = {}) {
         const write = batchedResponse(res, (error) => (p.stream.listeners.delete(listener), onerror(error)));
         const listener = {
           write(text) {
-            if (res.writableLength > maxBufferedBytes) {
+            if (res.writableLength + write.held() > maxBufferedBytes) {
               p.stream.listeners.delete(listener);
               return endBehind(res);
             }
@@ -188,7 +188,7 @@ export function createResumableStreams(options = {}) {
               };
               listener = {
                 write(text) {
-                  if (controller.desiredSize < 0) {
+                  if (controller.desiredSize - enqueue.held() < 0) {
                     p.stream.listeners.delete(listener); // behind: as serve()
                     return close();
                   }

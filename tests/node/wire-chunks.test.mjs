@@ -195,3 +195,42 @@ test('serve(): a response whose batched write throws ends that connection alone 
     await log.close();
   }
 });
+
+test('maxBufferedBytes counts what a task holds: a client that reads nothing is cut at the bound, not sent a whole burst (serve() and response())', async () => {
+  const CAP = 64 * 1024;
+  const big = 'x'.repeat(1000);
+  const burstOf = (log, n) => Promise.all(Array.from({ length: n }, () => log.append({ data: big })));
+  // node:http, a raw client that never reads.
+  const log = createEventLog({ store: createMemoryStore({ maxEvents: 100_000 }), maxBufferedBytes: CAP });
+  let response;
+  let served;
+  const opened = new Promise((r) => (served = r));
+  const http = await listen((req, res) => ((response = res), void log.serve(req, res).then(served)));
+  const socket = net.connect(Number(new URL(http.url).port), '127.0.0.1');
+  try {
+    await new Promise((ok) => socket.once('connect', ok));
+    socket.pause();
+    socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await opened;
+    await burstOf(log, 20_000); // 20 MB in one task
+    await new Promise((r) => setImmediate(r));
+    assert.ok(response.writableEnded, 'the client was cut');
+    assert.ok(response.writableLength < 4 * CAP, `${response.writableLength} bytes held for a client that reads nothing (bound ${CAP})`);
+  } finally {
+    socket.destroy();
+    await log.close();
+    await http.close();
+  }
+  // A Web Response's body, not read while the burst comes.
+  const web = createEventLog({ store: createMemoryStore({ maxEvents: 100_000 }), maxBufferedBytes: CAP });
+  try {
+    const body = (await web.response(new Request('http://127.0.0.1/'))).body;
+    await burstOf(web, 1000);
+    await new Promise((r) => setImmediate(r));
+    let bytes = 0;
+    for await (const chunk of body) bytes += chunk.byteLength; // ends: the client was cut
+    assert.ok(bytes < 2 * CAP, `${bytes} bytes queued for a body nobody read (bound ${CAP})`);
+  } finally {
+    await web.close();
+  }
+});
