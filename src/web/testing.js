@@ -35,6 +35,17 @@ function turn() {
   return new Promise((resolve) => realTimeout(resolve, 0));
 }
 
+/** Waits `ms` on the clock in place; `cancel()` clears its timer (the promise then never settles). */
+function clockWait(ms) {
+  const clock = clockInPlace();
+  let timer;
+  const promise = new Promise((resolve) => (timer = clock.setTimeout(resolve, ms)));
+  return { promise, cancel: () => clock.clearTimeout(timer) };
+}
+
+/** The virtual clocks installed, oldest first: the newest is in place. */
+const installedClocks = [];
+
 /** Turns of the real event loop settle() lets run: a reconnect's fetch, its response, the first reads and
  * the listeners they call each take one or two. */
 const SETTLE_TURNS = 10;
@@ -83,8 +94,14 @@ export function createVirtualClock(options = {}) {
     },
     clearTimeout: (id) => void timers.delete(id),
   };
-  const previous = useClock(hooks);
+  // Clocks made while another is in place stack on it; each one's uninstall takes it out wherever it is, and
+  // the newest left (else the page's) is in place.
+  installedClocks.push(hooks);
+  useClock(hooks);
   let installed = true;
+  const inPlace = () => {
+    if (!installed) throw new Error(PREFIX + 'this clock was uninstalled: its timers never run');
+  };
 
   const earliest = () => {
     let first = null;
@@ -115,6 +132,7 @@ export function createVirtualClock(options = {}) {
     settle,
     /** Runs the next timer (moving time to it) and what it sets going. False when no timer is armed. */
     async next() {
+      inPlace();
       await settle();
       const t = earliest();
       if (t === null) return false;
@@ -124,6 +142,7 @@ export function createVirtualClock(options = {}) {
     },
     /** Moves time on by `ms`, running each timer that falls due on the way, in order, and what it sets going. */
     async advance(ms) {
+      inPlace();
       const until = time + duration('advance', ms);
       for (;;) {
         await settle();
@@ -139,8 +158,13 @@ export function createVirtualClock(options = {}) {
      * after `maxTimers` timers (default 1000: a client that never gets there does not hang the test) and an
      * Error when no timer is left to run.
      */
-    async runUntil(predicate, { maxTimers = 1000 } = {}) {
+    async runUntil(predicate, options = {}) {
       if (typeof predicate !== 'function') throw new TypeError(PREFIX + 'runUntil takes a function, not ' + describe(predicate));
+      if (options === null || typeof options !== 'object') throw new TypeError(PREFIX + 'runUntil takes an options object, not ' + describe(options));
+      const { maxTimers = 1000 } = options;
+      if (typeof maxTimers !== 'number') throw new TypeError(PREFIX + 'option maxTimers must be a number, not ' + describe(maxTimers));
+      if (!Number.isInteger(maxTimers) || maxTimers < 0) throw new RangeError(PREFIX + 'option maxTimers must be a whole number from 0, not ' + maxTimers);
+      inPlace();
       const from = time;
       for (let ran = 0; ; ran++) {
         await settle();
@@ -155,8 +179,8 @@ export function createVirtualClock(options = {}) {
     uninstall() {
       if (!installed) return;
       installed = false;
-      const current = useClock(previous);
-      if (current !== hooks) useClock(current); // another clock came after this one: it stays
+      installedClocks.splice(installedClocks.indexOf(hooks), 1);
+      useClock(installedClocks.at(-1) ?? null);
     },
   };
   if (typeof Symbol.dispose === 'symbol') clock[Symbol.dispose] = clock.uninstall;
@@ -196,14 +220,16 @@ class AttemptScript {
   }
 
   /** Answers 200 with an event stream (and `headers`). */
-  open({ headers = {} } = {}) {
+  open(options = {}) {
+    const { headers = {} } = options ?? {};
     this.#answered('open()');
     this.answer = 'open';
     this.headers = headers;
     return this;
   }
   /** Answers `status` (with `retryAfter`, seconds or an HTTP date, as Retry-After; `headers`; `body`) and ends. */
-  status(status, { retryAfter, headers = {}, body = null } = {}) {
+  status(status, options = {}) {
+    const { retryAfter, headers = {}, body = null } = options ?? {};
     this.#answered('status()');
     if (!Number.isInteger(status) || status < 200 || status > 599) throw new RangeError(PREFIX + 'status must be a whole number from 200 to 599, not ' + String(status));
     const h = { ...headers };
@@ -327,6 +353,8 @@ export function scriptServer() {
     let done = false;
     let next = 0;
     let controller;
+    /** A wait step's timer while it runs: a client that goes clears it. */
+    let waiting = null;
     const body = new ReadableStream(
       {
         start: (c) => void (controller = c),
@@ -334,7 +362,11 @@ export function scriptServer() {
           while (!done && next < script.steps.length) {
             const step = script.steps[next++];
             if (step.kind === 'send') return c.enqueue(encoder.encode(step.text));
-            if (step.kind === 'wait') await new Promise((resolve) => clockInPlace().setTimeout(resolve, step.ms));
+            if (step.kind === 'wait') {
+              waiting = clockWait(step.ms);
+              await waiting.promise;
+              waiting = null;
+            }
             else if (step.kind === 'drop') {
               done = true;
               return c.error(new TypeError(PREFIX + 'the connection dropped (scripted)'));
@@ -349,6 +381,7 @@ export function scriptServer() {
         cancel: () => {
           done = true;
           request.aborted = true;
+          waiting?.cancel();
         },
       },
       { highWaterMark: 0 },
@@ -359,6 +392,7 @@ export function scriptServer() {
         if (done) return;
         done = true;
         request.aborted = true;
+        waiting?.cancel();
         controller.error(abortError());
       },
       { once: true },
@@ -384,6 +418,8 @@ export function scriptServer() {
     #url;
     #withCredentials;
     #request;
+    /** A wait step's timer while it runs: close() clears it. */
+    #waiting = null;
 
     constructor(url, init = {}) {
       super();
@@ -406,6 +442,7 @@ export function scriptServer() {
       if (this.#state === 2) return;
       this.#state = 2;
       this.#request.aborted = true;
+      this.#waiting?.cancel();
     }
     /** Dispatches `e`, then the `on` handler of its type (for code that uses them). */
     #fire(e) {
@@ -439,7 +476,11 @@ export function scriptServer() {
           if (id !== undefined && !id.includes('\0')) lastEventId = id;
           this.#fire(new MessageEvent(type || 'message', { data: data.replace(/\r\n|\r/g, '\n'), lastEventId, origin }));
           await null;
-        } else if (step.kind === 'wait') await new Promise((resolve) => clockInPlace().setTimeout(resolve, step.ms));
+        } else if (step.kind === 'wait') {
+          this.#waiting = clockWait(step.ms);
+          await this.#waiting.promise;
+          this.#waiting = null;
+        }
         else if (step.kind === 'drop' || step.kind === 'end') {
           this.#state = 0;
           return this.#fire(new Event('error'));

@@ -249,3 +249,51 @@ test("server.EventSource stands in for EventSource: the EventSource transport dr
     clock.uninstall();
   }
 });
+
+test('clocks stack: uninstalled in any order, the newest left (else the page clock) is in place; an uninstalled clock refuses to run', { skip }, async () => {
+  const a = createVirtualClock();
+  const b = createVirtualClock();
+  a.uninstall(); // the older first: b stays in place
+  const onB = new ManagedEventSource('https://api.test/feed', { transport: 'fetch', fetch: scriptServer().attempt((s) => s.fail()).fetch, jitter: 'none', baseMs: 1000 });
+  await b.settle();
+  assert.equal(b.pending, 1, "the client's wait is on b");
+  onB.close();
+  b.uninstall();
+  await assert.rejects(b.advance(10), /uninstalled/);
+  await assert.rejects(a.next(), /uninstalled/);
+  // Neither is in place: a client waits real time.
+  const server = scriptServer().attempt((s) => s.fail()).attempt((s) => s.open().send('x'));
+  const es = new ManagedEventSource('https://api.test/feed', { transport: 'fetch', fetch: server.fetch, jitter: 'none', baseMs: 20 });
+  await new Promise((resolve) => (es.onmessage = resolve));
+  es.close();
+  assert.equal(a.pending + b.pending, 0);
+});
+
+test('a wait step is let go with its request: close() during wait(60000) leaves no timer', { skip }, async () => {
+  const clock = createVirtualClock();
+  try {
+    const server = scriptServer().attempt((a) => a.open().send('x').wait(60_000).send('y'));
+    const es = new ManagedEventSource('https://api.test/feed', { transport: 'fetch', fetch: server.fetch });
+    await new Promise((resolve) => (es.onmessage = resolve));
+    await clock.settle();
+    assert.equal(clock.pending, 1, 'the wait step');
+    es.close();
+    await clock.settle();
+    assert.equal(clock.pending, 0);
+    assert.equal(server.requests[0].aborted, true);
+  } finally {
+    clock.uninstall();
+  }
+});
+
+test('runUntil refuses a maxTimers that would not bound it', { skip }, async () => {
+  const clock = createVirtualClock();
+  try {
+    for (const bad of [2.5, -1, NaN, Infinity]) await assert.rejects(clock.runUntil(() => true, { maxTimers: bad }), RangeError, String(bad));
+    for (const bad of ['3', null]) await assert.rejects(clock.runUntil(() => true, { maxTimers: bad }), TypeError, String(bad));
+    await assert.rejects(clock.runUntil(() => true, null), TypeError);
+    assert.equal(await clock.runUntil(() => true, { maxTimers: 0 }), 0);
+  } finally {
+    clock.uninstall();
+  }
+});
