@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import net from 'node:net';
 import { bare, redisForTests, server } from './fixtures/redis-stores.mjs';
+import { breaksAfterFirstWrite } from './fixtures/http-streams.mjs';
 
 const fixture = redisForTests('faults');
 const { STORES } = fixture;
@@ -571,21 +572,8 @@ test("a resumable stream's producer error reaches the client only as 'failed on 
   try {
     let release;
     const gate = new Promise((r) => (release = r));
-    const written = [];
-    const res = {
-      headersSent: false,
-      writableLength: 0,
-      writeHead() {
-        this.headersSent = true;
-      },
-      write(text) {
-        // The first write (what the stream had: one write) goes through, the first live one throws.
-        if (written.length >= 1) throw new Error('this response cannot be written to any more');
-        written.push(text);
-      },
-      end() {},
-      on() {},
-    };
+    // The first write (what the stream had: one write) goes through, the first live one throws.
+    const { res } = breaksAfterFirstWrite();
     streams.serve({ headers: {}, url: '/' }, res, async function* () {
       yield 'a';
       await gate;

@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { listen } from './fixtures/http-streams.mjs';
+import { breaksAfterFirstWrite, listen } from './fixtures/http-streams.mjs';
 import { server } from './fixtures/redis-stores.mjs';
 
 const { createEventLog, createMemoryStore, createResumableStreams } = server;
@@ -161,31 +161,14 @@ test('serve(): a response whose batched write throws ends that connection alone 
   const onUncaught = (e) => uncaught.push(e);
   process.prependListener('uncaughtException', onUncaught);
   try {
-    const written = [];
-    let ended = 0;
-    // A framework's response that breaks once the stream is under way: its first write (the opening line)
-    // goes through, the next throws.
-    const res = {
-      headersSent: false,
-      writableLength: 0,
-      writeHead() {
-        this.headersSent = true;
-      },
-      write(text) {
-        if (written.length >= 1) throw new Error('this response cannot be written to any more');
-        written.push(text);
-      },
-      end: () => ended++,
-      on() {},
-      once() {},
-    };
+    const { res } = breaksAfterFirstWrite();
     await log.serve({ headers: {}, url: '/', on() {}, once() {} }, res);
     assert.equal(log.connections, 1);
     await burst(log, 'a');
     for (let i = 0; i < 100 && errors.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     assert.equal(errors[0]?.message, 'this response cannot be written to any more');
     assert.equal(log.connections, 0, 'the connection was let go');
-    assert.equal(ended, 1, 'its response was ended');
+    assert.equal(res.ended, 1, 'its response was ended');
     await burst(log, 'b');
     await new Promise((r) => setTimeout(r, 20));
     assert.equal(errors.length, 1, 'nothing more was written to it');

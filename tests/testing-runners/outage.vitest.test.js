@@ -5,40 +5,24 @@ import { http } from 'msw';
 import { setupServer } from 'msw/node';
 import { ManagedEventSource } from 'managed-eventsource/fetch';
 import { createVirtualClock, scriptServer } from 'managed-eventsource/testing';
+import { outage, playOutage } from './story.cjs';
 
 const msw = setupServer();
 beforeAll(() => msw.listen({ onUnhandledRequest: 'error' }));
 afterEach(() => msw.resetHandlers());
 afterAll(() => msw.close());
 
-/** A drop after id 42, a 503 with Retry-After, then a 401. */
-const outage = () =>
-  scriptServer()
-    .attempt((a) => a.open().send({ id: '41', data: 'a' }).send({ id: '42', data: 'b' }).drop())
-    .attempt((a) => a.status(503, { retryAfter: 5 }))
-    .attempt((a) => a.status(401));
-
 test('jsdom: reconnects after a 503, resumes after id 42, stops on a 401 (a page-relative URL)', async () => {
-  const clock = createVirtualClock({ seed: 1 });
-  const server = outage();
-  const feed = new ManagedEventSource('/api/feed', { transport: 'fetch', fetch: server.fetch });
-  const statuses = [];
-  feed.onstatus = (s) => statuses.push(s);
-  const took = await clock.runUntil(() => feed.status === 'failed');
-  expect(statuses).toEqual(['open', 'reconnecting', 'failed']);
-  expect(server.requests.map((r) => [r.url, r.lastEventId])).toEqual([
-    [`${location.origin}/api/feed`, null],
-    [`${location.origin}/api/feed`, '42'],
-    [`${location.origin}/api/feed`, '42'],
-  ]);
-  expect(took).toBeGreaterThanOrEqual(5000);
-  expect(clock.pending).toBe(0);
-  clock.uninstall();
+  const r = await playOutage({ ManagedEventSource, createVirtualClock, scriptServer });
+  expect(r.statuses).toEqual(['open', 'reconnecting', 'failed']);
+  expect(r.requests).toEqual([null, '42', '42'].map((id) => [`${location.origin}/api/feed`, id]));
+  expect(r.took).toBeGreaterThanOrEqual(5000);
+  expect(r.pending).toBe(0);
 });
 
 test('MSW: the same script served by an http.get handler, the client on the global fetch', async () => {
   const clock = createVirtualClock({ seed: 1 });
-  const server = outage();
+  const server = outage(scriptServer);
   msw.use(http.get('/api/feed', ({ request }) => server.respond(request)));
   const feed = new ManagedEventSource('/api/feed', { transport: 'fetch' });
   const got = [];
