@@ -136,7 +136,8 @@ export { ManagedWebSocket } from '${s}/socket.js';
 import { sharing, startShared } from '${s}/share.js';
 export { ${API} } from './core.js';
 addSharing({ sharing, startShared });
-`,  // The testing entry: a virtual clock the clients' timers run on and a scripted server; no client of its own.
+`,
+  // The testing entry: a virtual clock the clients' timers run on and a scripted server; no client of its own.
   testing: (s) => `export { createVirtualClock, scriptServer } from '${s}/testing.js';
 `,
 };

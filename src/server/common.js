@@ -126,6 +126,22 @@ export function batchedResponse(res, failed) {
   return batch;
 }
 
+/**
+ * batched() for a Web stream's controller: what a task writes is one chunk. `close()` enqueues what is held,
+ * then closes the stream, once; what is written after it, or after the reader cancelled, goes nowhere.
+ */
+export function batchedBody(controller) {
+  let closed = false;
+  const enqueue = batched((text) => closed || controller.enqueue(ENCODER.encode(text)), () => {}); // cancelled meanwhile
+  enqueue.close = () => {
+    if (closed) return;
+    enqueue.flush();
+    closed = true;
+    controller.close();
+  };
+  return enqueue;
+}
+
 /** endBehind, and then the connection is closed rather than kept alive for the client's next request. */
 export function endAndClose(res) {
   const socket = res.socket; // node:http lets go of it as the response finishes

@@ -15,7 +15,7 @@
 // - A connection the log lets go is ended, never left open and silent: close(), a drain, a writer that threw,
 //   a client more than maxBufferedBytes behind (which is sent no more, so what it holds stays bounded).
 
-import { ENCODER, HEADERS, batched, batchedResponse, describe, endAndClose, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
+import { ENCODER, HEADERS, batchedBody, batchedResponse, describe, endAndClose, endBehind, eventName, finite, range, reject, rejectResponse, responseGone, wait } from './common.js';
 import { StoreUnavailableError, compareIds, timeOf, topicName, wireId } from './ids.js';
 import { checkEntry, frameOf } from './frames.js';
 import { createMemoryStore } from './memory.js';
@@ -689,16 +689,9 @@ export function createEventLog(options = {}) {
             start(controller) {
               controller.enqueue(ENCODER.encode(opts.retry ? `${opts.retry}\n${heartbeat}` : heartbeat)); // as serve()
               // As serve(): the body ends, after what it holds, when the log does or the client is behind.
-              let ended = false;
-              // Enqueued once a task (see batched); once the body is cancelled or closed, nowhere.
-              const enqueue = batched((text) => ended || controller.enqueue(ENCODER.encode(text)), () => {}); // cancelled by its reader meanwhile
-              const endBody = () => {
-                finish();
-                if (ended) return;
-                enqueue.flush();
-                ended = true;
-                controller.close();
-              };
+              // Enqueued once a task (batchedBody).
+              const enqueue = batchedBody(controller);
+              const endBody = () => (finish(), enqueue.close());
               startAttachment(conn, (text) => {
                 if (controller.desiredSize - enqueue.held() < 0) {
                   detach(conn);

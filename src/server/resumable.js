@@ -11,7 +11,7 @@
 //   the node that started the stream (sticky routing).
 // - A chunk's frame is built once and shared by every client of the stream.
 
-import { ENCODER, HEADERS, batched, batchedResponse, describe, endBehind, eventName, finite, range, responseGone, wait } from './common.js';
+import { ENCODER, HEADERS, batchedBody, batchedResponse, describe, endBehind, eventName, finite, range, responseGone, wait } from './common.js';
 import { frameOf } from './frames.js';
 
 const PREFIX = 'managed-eventsource/server';
@@ -179,22 +179,16 @@ export function createResumableStreams(options = {}) {
               const replay = p.stream.frames.slice(p.from).join(''); // as serve()
               if (replay) controller.enqueue(ENCODER.encode(replay));
               if (p.stream.done) return controller.close();
-              let ended = false;
-              const enqueue = batched((text) => ended || controller.enqueue(ENCODER.encode(text)), () => {}); // cancelled by its reader meanwhile
-              const close = () => {
-                enqueue.flush();
-                ended = true;
-                controller.close();
-              };
+              const enqueue = batchedBody(controller); // once a task, as serve()
               listener = {
                 write(text) {
                   if (controller.desiredSize - enqueue.held() < 0) {
                     p.stream.listeners.delete(listener); // behind: as serve()
-                    return close();
+                    return enqueue.close();
                   }
                   enqueue(text);
                 },
-                end: close,
+                end: enqueue.close,
               };
               p.stream.listeners.add(listener);
             },

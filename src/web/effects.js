@@ -172,12 +172,8 @@ const pageClock = {
 let clock = pageClock;
 /** The clock in place now. */
 export const clockInPlace = () => clock;
-/** Puts `c` in place of the clock (null: the page's again); returns the one it replaces. */
-export function useClock(c) {
-  const was = clock;
-  clock = c ?? pageClock;
-  return was;
-}
+/** Puts `c` in place of the clock (null: the page's again). */
+export const useClock = (c) => void (clock = c ?? pageClock);
 
 /** The machine's clock. */
 export const now = guard(() => clock.now());

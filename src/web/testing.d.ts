@@ -20,7 +20,7 @@ export interface VirtualClock {
   /** Runs timers in order until `predicate()` is true; resolves with the virtual time it took. Throws a
    * RangeError after `maxTimers` timers (default 1000), an Error when no timer is left. */
   runUntil(predicate: () => boolean, options?: { maxTimers?: number }): Promise<number>;
-  /** Puts back the clock this one replaced (also `[Symbol.dispose]`, typed by managed-eventsource/disposable:
+  /** Takes this clock out: the newest left (else the page's) is in place (also `[Symbol.dispose]`, typed by managed-eventsource/disposable:
    * `using clock = createVirtualClock()`). */
   uninstall(): void;
 }

@@ -175,7 +175,7 @@ export function createVirtualClock(options = {}) {
         fire(t);
       }
     },
-    /** Puts back the clock this one replaced. Timers still armed on it never run. */
+    /** Takes this clock out: the newest clock left (else the page's) is in place. Its timers never run. */
     uninstall() {
       if (!installed) return;
       installed = false;
@@ -343,7 +343,7 @@ export function scriptServer() {
       request.aborted = true;
       throw abortError();
     }
-    if (script.answer === 'fail' || script.answer === null) throw new TypeError(PREFIX + 'attempt ' + request.attempt + ' fails (scripted): no response');
+    if (script.answer === 'fail') throw new TypeError(PREFIX + 'attempt ' + request.attempt + ' fails (scripted): no response');
     if (script.answer !== 'open') {
       const { status, headers, body } = script.answer;
       return new Response(status === 204 || status === 205 || status === 304 ? null : body, { status, headers });
@@ -366,8 +366,7 @@ export function scriptServer() {
               waiting = clockWait(step.ms);
               await waiting.promise;
               waiting = null;
-            }
-            else if (step.kind === 'drop') {
+            } else if (step.kind === 'drop') {
               done = true;
               return c.error(new TypeError(PREFIX + 'the connection dropped (scripted)'));
             } else if (step.kind === 'end') {
@@ -454,7 +453,7 @@ export function scriptServer() {
       await null; // as a browser's: nothing is dispatched before the constructor's caller goes on
       const live = () => this.#state !== 2;
       if (!live()) return;
-      if (script === undefined || script.answer === 'fail' || script.answer !== 'open') {
+      if (script?.answer !== 'open') {
         // No response (a reconnect, for a browser), or a response that fails the connection for good.
         if (script !== undefined && script.answer !== 'fail') this.#state = 2;
         return this.#fire(new Event('error'));
@@ -472,7 +471,7 @@ export function scriptServer() {
       for (const step of script.steps) {
         if (!live()) return;
         if (step.kind === 'send' && step.event) {
-          const { id, event: type = 'message', data = '' } = step.event;
+          const { id, event: type, data = '' } = step.event;
           if (id !== undefined && !id.includes('\0')) lastEventId = id;
           this.#fire(new MessageEvent(type || 'message', { data: data.replace(/\r\n|\r/g, '\n'), lastEventId, origin }));
           await null;
@@ -480,8 +479,7 @@ export function scriptServer() {
           this.#waiting = clockWait(step.ms);
           await this.#waiting.promise;
           this.#waiting = null;
-        }
-        else if (step.kind === 'drop' || step.kind === 'end') {
+        } else if (step.kind === 'drop' || step.kind === 'end') {
           this.#state = 0;
           return this.#fire(new Event('error'));
         } else if (step.kind === 'stall') return;
