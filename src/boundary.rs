@@ -124,7 +124,93 @@ codes! {
         Unauthorized = "UNAUTHORIZED",
         /// The stall watchdog ended `a` connections in a row that had delivered events (told once).
         StallsRecur = "STALLS_RECUR",
+        /// One step of the trace, as [`trace_note`] lays it out in `a`, `b` and `c`.
+        Trace = "TRACE",
     }
+}
+
+codes! {
+    /// The kinds of trace step ([`crate::machine::Step`]), in the first number of a [`Note::Trace`].
+    pub enum TraceKind, "T_" {
+        /// [`Step::Attempt`]: detail the trigger, count the attempt; `b` 1 when the URL carries the id.
+        Attempt = "ATTEMPT",
+        /// [`Step::Open`]: count the attempt.
+        Open = "OPEN",
+        /// [`Step::Ended`]: detail the cause; count the status (a `Status` cause) or 1 when the browser
+        /// gave up (an `Error`); `b` the `Retry-After`, the silence or the timeout, in ms (-1: none).
+        Ended = "ENDED",
+        /// [`Step::Probe`].
+        Probe = "PROBE",
+        /// [`Step::Probed`]: count the status (0: the probe failed).
+        Probed = "PROBED",
+        /// [`Step::Wait`]: detail the bound, count the attempt; `b` the delay and `c` the ladder's part, ms.
+        Wait = "WAIT",
+        /// [`Step::Offline`].
+        Offline = "OFFLINE",
+        /// [`Step::Asleep`].
+        Asleep = "ASLEEP",
+        /// [`Step::GaveUp`]: count the attempts.
+        GaveUp = "GAVE_UP",
+        /// [`Step::Closed`]: detail 1 when the user closed it.
+        Closed = "CLOSED",
+    }
+}
+
+/// The names of the trace's record types, by [`TraceKind`].
+pub const TRACE_TYPES: [&str; 10] = [
+    "attempt", "open", "ended", "probe", "probed", "wait", "offline", "asleep", "giveup", "closed",
+];
+
+/// A trace step as the three numbers of a [`Note::Trace`]: `a` is its [`TraceKind`] + 16 × a detail (a
+/// trigger's, a cause's or a bound's number) + 256 × a count (an attempt, a status), each kind's as
+/// [`TraceKind`] says; `b` and `c` are what else it carries. Every number is an integer below 2^53.
+///
+/// [`Step`]: crate::machine::Step
+pub fn trace_note(step: crate::machine::Step) -> [f64; 3] {
+    use crate::machine::{Cause, Step};
+    use TraceKind as K;
+    let (kind, detail, count, b, c) = match step {
+        Step::Attempt {
+            attempt,
+            trigger,
+            resume,
+        } => (K::Attempt, trigger as u32, attempt, resume as u32, 0),
+        Step::Open { attempt } => (K::Open, 0, attempt, 0, 0),
+        Step::Ended { cause } => {
+            let (count, ms) = match cause {
+                Cause::Error { browser_gave_up } => (browser_gave_up as u32, None),
+                Cause::Status {
+                    status,
+                    retry_after_ms,
+                } => (status as u32, retry_after_ms),
+                Cause::Stalled { silent_ms } => (0, Some(silent_ms)),
+                Cause::Timeout { ms } => (0, Some(ms)),
+                Cause::NotAStream | Cause::Unusable | Cause::ServerEnded => (0, None),
+            };
+            // -1 for none: one more than u32::MAX as a u32 is not a delay anyone asks for.
+            let b = ms.map_or(-1.0, |ms| ms as f64);
+            return [pack(K::Ended, cause.index(), count), b, 0.0];
+        }
+        Step::Probe => (K::Probe, 0, 0, 0, 0),
+        Step::Probed { status } => (K::Probed, 0, status.unwrap_or(0) as u32, 0, 0),
+        Step::Wait { attempt, draw } => (
+            K::Wait,
+            draw.bound as u32,
+            attempt,
+            draw.delay_ms,
+            draw.ladder_ms,
+        ),
+        Step::Offline => (K::Offline, 0, 0, 0, 0),
+        Step::Asleep => (K::Asleep, 0, 0, 0, 0),
+        Step::GaveUp { attempts } => (K::GaveUp, 0, attempts, 0, 0),
+        Step::Closed { by_user } => (K::Closed, by_user as u32, 0, 0, 0),
+    };
+    [pack(kind, detail, count), b as f64, c as f64]
+}
+
+/// The first number of a [`Note::Trace`] (see [`trace_note`]).
+fn pack(kind: TraceKind, detail: u32, count: u32) -> f64 {
+    kind as u8 as f64 + 16.0 * detail as f64 + 256.0 * count as f64
 }
 
 /// The statuses in the order of their indices ([`Code::Status`], [`Note::Status`]).
@@ -264,6 +350,8 @@ codes! {
         /// What connects: 0 an `EventSource` the shell makes; 1 a `WebSocket` and 2 a fetch, which the
         /// JavaScript transport makes itself (connection.js's `open`).
         Transport = "TRANSPORT",
+        /// 1 when the `trace` option was given: the machine traces ([`crate::machine::Config::trace`]).
+        Trace = "TRACE",
     }
 }
 
@@ -305,8 +393,33 @@ pub fn javascript() -> alloc::string::String {
         "export const I_FIRST_QUESTION = {};\n",
         Code::FIRST_QUESTION as u8
     );
-    s += "\n// What the shell tells notify(link, note, a, b).\n";
+    s += "\n// What the shell tells notify(link, note, a, b, c).\n";
     s += &consts(Note::JS, 0);
+    s += "\n// The trace: its steps' kinds (in a N_TRACE's first number), and the names of their types, of what\n";
+    s += "// starts an attempt, of why one ends and of what sets a delay's size, by number.\n";
+    s += &consts(TraceKind::JS, 0);
+    let list = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| format!("'{n}'"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    s += &format!("export const TRACE_TYPES = [{}];\n", list(&TRACE_TYPES));
+    let triggers: Vec<&str> = crate::machine::Trigger::ALL
+        .iter()
+        .map(|t| t.as_str())
+        .collect();
+    s += &format!("export const TRIGGERS = [{}];\n", list(&triggers));
+    s += &format!(
+        "export const CAUSES = [{}];\n",
+        list(&crate::machine::Cause::NAMES)
+    );
+    let bounds: Vec<&str> = crate::ladder::Bound::ALL
+        .iter()
+        .map(|b| b.as_str())
+        .collect();
+    s += &format!("export const BOUNDS = [{}];\n", list(&bounds));
     s += "\n// The statuses, by index.\n";
     let names: Vec<String> = STATUSES
         .iter()

@@ -164,6 +164,60 @@ fn powi(mut base: f64, mut exp: u32) -> f64 {
     acc
 }
 
+/// What set a delay's size (see [`Draw`]): the ladder itself, or the server's ask it rested on. Numbered in
+/// the order of [`Bound::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Bound {
+    /// The ladder's draw under its exponential cap.
+    Ladder,
+    /// The ladder's draw, its cap held at `max_ms`.
+    MaxMs,
+    /// The server's `retry:` field (a [`Ladder::floor`]) plus the draw.
+    Retry,
+    /// A `Retry-After` header of a 429 or 503 plus the draw.
+    RetryAfter,
+    /// A retry hint event (a [`Ladder::hint`]) plus the draw.
+    Hint,
+    /// A server's ask cut to the longest a hint may impose (`maxHintMs`), plus the draw.
+    MaxHintMs,
+}
+
+impl Bound {
+    /// Every bound, in the order of their numbers.
+    pub const ALL: [Bound; 6] = [
+        Bound::Ladder,
+        Bound::MaxMs,
+        Bound::Retry,
+        Bound::RetryAfter,
+        Bound::Hint,
+        Bound::MaxHintMs,
+    ];
+
+    /// The bound's name in the JavaScript trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Bound::Ladder => "ladder",
+            Bound::MaxMs => "maxMs",
+            Bound::Retry => "retry",
+            Bound::RetryAfter => "retryAfter",
+            Bound::Hint => "hint",
+            Bound::MaxHintMs => "maxHintMs",
+        }
+    }
+}
+
+/// One delay as [`Ladder::next_draw`] drew it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Draw {
+    /// The delay, ms: `ladder_ms` plus the server's ask, if any.
+    pub delay_ms: u32,
+    /// The ladder's own draw, ms.
+    pub ladder_ms: u32,
+    /// What set the delay's size.
+    pub bound: Bound,
+}
+
 /// The ladder's state: the attempt counter, the previous delay and any pending server hint.
 #[derive(Clone, Debug)]
 pub struct Ladder {
@@ -171,8 +225,12 @@ pub struct Ladder {
     attempt: u32,
     previous_ms: f64,
     hint_ms: u32,
+    /// Where the pending hint came from.
+    hint_bound: Bound,
     /// The server's `retry:` field (see [`Ladder::floor`]): not spent, and not reset.
     floor_ms: u32,
+    /// Where the floor came from.
+    floor_bound: Bound,
 }
 
 impl Ladder {
@@ -183,7 +241,9 @@ impl Ladder {
             attempt: 0,
             previous_ms: config.base_ms,
             hint_ms: 0,
+            hint_bound: Bound::Hint,
             floor_ms: 0,
+            floor_bound: Bound::Retry,
         }
     }
 
@@ -212,7 +272,16 @@ impl Ladder {
     /// A server asked the next reconnect to wait at least `ms`. The next delay becomes `ms` plus the
     /// ladder's own draw (so a population told the same value still spreads), and the hint is then spent.
     pub fn hint(&mut self, ms: u32) {
-        self.hint_ms = self.hint_ms.max(ms);
+        self.hint_from(ms, Bound::Hint);
+    }
+
+    /// [`Ladder::hint`], saying where the hint came from ([`Bound::RetryAfter`], [`Bound::MaxHintMs`]...)
+    /// for the [`Draw`] it sets. The larger of two pending hints wins, and its source with it.
+    pub fn hint_from(&mut self, ms: u32, source: Bound) {
+        if ms > self.hint_ms {
+            self.hint_ms = ms;
+            self.hint_bound = source;
+        }
     }
 
     /// The server's reconnection time (an event stream's `retry:` field) is `ms`: every later delay rests
@@ -220,51 +289,79 @@ impl Ladder {
     /// [`Ladder::hint`] it is not spent by one delay, and [`Ladder::reset`] keeps it, as an `EventSource`
     /// keeps its reconnection time for as long as it lives. A pending hint larger than it wins.
     pub fn floor(&mut self, ms: u32) {
+        self.floor_from(ms, Bound::Retry);
+    }
+
+    /// [`Ladder::floor`], saying where the floor came from ([`Bound::Retry`], or [`Bound::MaxHintMs`] for
+    /// one cut to the longest allowed) for the [`Draw`]s it sets.
+    pub fn floor_from(&mut self, ms: u32, source: Bound) {
         self.floor_ms = ms;
+        self.floor_bound = source;
     }
 
     /// The delay before the next reconnect attempt, in milliseconds, or `None` once `max_attempts` reconnect
     /// attempts have been drawn in a row. Advances the attempt counter.
     pub fn next_delay<R: Random + ?Sized>(&mut self, rng: &mut R) -> Option<u32> {
+        self.next_draw(rng).map(|d| d.delay_ms)
+    }
+
+    /// [`Ladder::next_delay`], with the ladder's own part of the delay and what set its size.
+    pub fn next_draw<R: Random + ?Sized>(&mut self, rng: &mut R) -> Option<Draw> {
         if self.exhausted() {
             return None;
         }
         self.attempt = self.attempt.saturating_add(1);
         let c = &self.config;
-        let drawn = match c.strategy {
-            Strategy::None => c.cap(self.attempt),
-            Strategy::Full => rng.unit() * c.cap(self.attempt),
+        let cap = c.cap(self.attempt);
+        let (drawn, capped) = match c.strategy {
+            Strategy::None => (cap, cap >= c.max_ms),
+            Strategy::Full => (rng.unit() * cap, cap >= c.max_ms),
             Strategy::Equal => {
-                let half = c.cap(self.attempt) / 2.0;
-                half + rng.unit() * half
+                let half = cap / 2.0;
+                (half + rng.unit() * half, cap >= c.max_ms)
             }
             Strategy::Decorrelated => {
                 let upper = self.previous_ms * 3.0;
                 let d = c.base_ms + rng.unit() * (upper - c.base_ms);
                 if d < c.max_ms {
-                    d
+                    (d, false)
                 } else {
-                    c.max_ms
+                    (c.max_ms, true)
                 }
             }
-            Strategy::Fixed => c.base_ms,
+            Strategy::Fixed => (c.base_ms, false),
             Strategy::Linear => {
                 let d = c.base_ms * self.attempt as f64;
                 if d < c.max_ms {
-                    d
+                    (d, false)
                 } else {
-                    c.max_ms
+                    (c.max_ms, true)
                 }
             }
         };
         self.previous_ms = drawn;
         // `as` saturates and maps NaN to 0; validated configs never produce NaN.
-        let delay = (drawn as u32).min(MAX_DELAY_MS);
-        let hint = core::mem::take(&mut self.hint_ms).max(self.floor_ms);
-        Some(if hint > 0 {
-            hint.saturating_add(delay).min(MAX_DELAY_MS)
+        let ladder_ms = (drawn as u32).min(MAX_DELAY_MS);
+        let hint_ms = core::mem::take(&mut self.hint_ms);
+        let own = if capped { Bound::MaxMs } else { Bound::Ladder };
+        Some(if hint_ms == 0 && self.floor_ms == 0 {
+            Draw {
+                delay_ms: ladder_ms,
+                ladder_ms,
+                bound: own,
+            }
         } else {
-            delay
+            // A pending hint larger than the floor wins.
+            let (ask, bound) = if hint_ms > self.floor_ms {
+                (hint_ms, self.hint_bound)
+            } else {
+                (self.floor_ms, self.floor_bound)
+            };
+            Draw {
+                delay_ms: ask.saturating_add(ladder_ms).min(MAX_DELAY_MS),
+                ladder_ms,
+                bound,
+            }
         })
     }
 

@@ -31,7 +31,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::ladder::{Ladder, LadderConfig, Random};
+use crate::ladder::{Bound, Ladder, LadderConfig, Random};
 use crate::options::Reconnect;
 
 /// What the UI shows.
@@ -258,6 +258,167 @@ pub enum Command {
         /// The id's length once percent-encoded, in bytes.
         encoded_len: u32,
     },
+    /// One step of the trace ([`Config::trace`]): pushed where the machine changes phase, and for every
+    /// attempt, right after the effects that carry it out.
+    Trace(Step),
+}
+
+/// One record of the trace (see [`Config::trace`]): every attempt, and every change of what the machine is
+/// doing. An attempt's record also ends the connection before it, if one was live.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// A source was made (or, in [`Reconnect::Browser`] mode, the browser retries by itself).
+    Attempt {
+        /// Reconnect attempts in a row it makes (0: the first connection, or a fresh ladder).
+        attempt: u32,
+        /// What started it.
+        trigger: Trigger,
+        /// Whether its URL carries the last event id.
+        resume: bool,
+    },
+    /// The attempt opened.
+    Open {
+        /// The attempt that opened.
+        attempt: u32,
+    },
+    /// The attempt or the open connection ended, reported as an error.
+    Ended {
+        /// Why.
+        cause: Cause,
+    },
+    /// A probe went out for the failed attempt's status.
+    Probe,
+    /// The probe answered.
+    Probed {
+        /// The status it saw; `None` when the probe itself failed.
+        status: Option<u16>,
+    },
+    /// The next attempt waits.
+    Wait {
+        /// The attempt it waits for.
+        attempt: u32,
+        /// The delay, ms, its ladder part, and what set its size.
+        draw: crate::ladder::Draw,
+    },
+    /// Offline: the wait stopped until the network comes back.
+    Offline,
+    /// The page was hidden for `pause_when_hidden_ms`: the stream sleeps until it is visible.
+    Asleep,
+    /// No more attempts until [`Input::RetryNow`] (or, after `max_attempts`, a wake).
+    GaveUp {
+        /// Reconnect attempts made in a row.
+        attempts: u32,
+    },
+    /// Closed for good: by the user, or by the server (a 204, a clean end).
+    Closed {
+        /// `close()` (or an abort), as against the server.
+        by_user: bool,
+    },
+}
+
+/// What started an attempt ([`Step::Attempt`]). Numbered in the order of [`Trigger::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Trigger {
+    /// The first connection.
+    Start,
+    /// The reconnect timer.
+    Timer,
+    /// `reconnectNow()`.
+    RetryNow,
+    /// The page became visible.
+    Visible,
+    /// The network came back.
+    Online,
+    /// The page came back from the back-forward cache.
+    Restored,
+    /// The browser's own retry ([`Reconnect::Browser`]).
+    Browser,
+}
+
+impl Trigger {
+    /// Every trigger, in the order of their numbers.
+    pub const ALL: [Trigger; 7] = [
+        Trigger::Start,
+        Trigger::Timer,
+        Trigger::RetryNow,
+        Trigger::Visible,
+        Trigger::Online,
+        Trigger::Restored,
+        Trigger::Browser,
+    ];
+
+    /// The trigger's name in the JavaScript trace.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Start => "start",
+            Trigger::Timer => "timer",
+            Trigger::RetryNow => "reconnectNow",
+            Trigger::Visible => "visible",
+            Trigger::Online => "online",
+            Trigger::Restored => "restored",
+            Trigger::Browser => "browser",
+        }
+    }
+}
+
+/// Why an attempt or a connection ended ([`Step::Ended`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cause {
+    /// The source's `error` event; `browser_gave_up` when its `readyState` was `CLOSED`.
+    Error {
+        /// The browser would not retry by itself.
+        browser_gave_up: bool,
+    },
+    /// Answered with a status other than a stream's.
+    Status {
+        /// The status.
+        status: u16,
+        /// Its `Retry-After`, ms.
+        retry_after_ms: Option<u32>,
+    },
+    /// Answered 200 with something other than an event stream.
+    NotAStream,
+    /// The stall watchdog found the open stream silent this long, ms.
+    Stalled {
+        /// How long it was silent, ms (the stall timeout; 0 when the shell said so itself).
+        silent_ms: u32,
+    },
+    /// Not open within `connect_timeout_ms`.
+    Timeout {
+        /// The timeout, ms.
+        ms: u32,
+    },
+    /// The URL can never be fetched.
+    Unusable,
+    /// The server ended the stream on purpose.
+    ServerEnded,
+}
+
+impl Cause {
+    /// The names of the causes in the JavaScript trace, in the order of their numbers.
+    pub const NAMES: [&'static str; 7] = [
+        "error",
+        "status",
+        "notAStream",
+        "stalled",
+        "timeout",
+        "unusable",
+        "serverEnded",
+    ];
+
+    /// This cause's number (its index in [`Cause::NAMES`]).
+    pub fn index(self) -> u32 {
+        match self {
+            Cause::Error { .. } => 0,
+            Cause::Status { .. } => 1,
+            Cause::NotAStream => 2,
+            Cause::Stalled { .. } => 3,
+            Cause::Timeout { .. } => 4,
+            Cause::Unusable => 5,
+            Cause::ServerEnded => 6,
+        }
+    }
 }
 
 /// The longest last event id, percent-encoded, that a reconnect URL carries. Servers commonly refuse a
@@ -294,6 +455,8 @@ pub struct Config {
     /// A page hidden this long closes its stream until it is visible again, ms; 0 (the default) never
     /// does (`pauseWhenHiddenMs`).
     pub pause_when_hidden_ms: u32,
+    /// Whether to push a [`Command::Trace`] for every attempt and every change of phase (`trace`).
+    pub trace: bool,
 }
 
 /// A reconnect timer that fires more than this much later than it should, and more than its own delay
@@ -325,6 +488,7 @@ impl Default for Config {
             min_uptime_ms: 0,
             connect_timeout_ms: 0,
             pause_when_hidden_ms: 0,
+            trace: false,
         }
     }
 }
@@ -522,7 +686,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
         match input {
             Input::Start => {
                 if self.phase == Phase::Idle {
-                    self.open(out);
+                    self.open(Trigger::Start, out);
                 }
             }
             Input::Opened => {
@@ -541,13 +705,14 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     self.idle_ticks = 0;
                     self.delivered = false;
                     self.arm_watchdog(out);
+                    self.trace(Step::Open { attempt }, out);
                     self.set_status(Status::Open, out);
                     out.push(Command::Connected { attempt });
                 }
             }
             Input::Failed { browser_gave_up } => {
                 if self.source_live() {
-                    self.failed(browser_gave_up, out);
+                    self.failed(Cause::Error { browser_gave_up }, out);
                 }
             }
             Input::Seen { first, last } => {
@@ -567,20 +732,22 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     if late > LATE_MS && late > self.armed_ms as f64 {
                         self.ladder.reset();
                     }
-                    self.open(out);
+                    self.open(Trigger::Timer, out);
                 }
             }
             Input::WatchdogFired { active } => {
                 if self.phase == Phase::Connecting && self.watchdog {
                     // Not open within the connect timeout: a failed attempt.
                     self.watchdog = false;
-                    self.failed(true, out);
+                    let ms = self.config.connect_timeout_ms;
+                    self.failed(Cause::Timeout { ms }, out);
                 } else if self.phase == Phase::Open && self.watchdog {
                     self.watchdog = false;
                     self.delivered |= active;
                     self.idle_ticks = if active { 0 } else { self.idle_ticks + 1 };
                     if self.idle_ticks >= WATCHDOG_TICKS {
-                        self.stalled(out);
+                        let silent_ms = self.config.stall_timeout_ms;
+                        self.stalled(silent_ms, out);
                     } else {
                         self.arm_watchdog(out);
                     }
@@ -592,10 +759,11 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 retry_after_ms,
             } => {
                 if self.phase == Phase::Probing && id == self.probe_id {
+                    self.trace(Step::Probed { status }, out);
                     self.probed(status, retry_after_ms, out);
                 }
             }
-            Input::PageVisible => self.visible(out),
+            Input::PageVisible => self.visible(Trigger::Visible, out),
             Input::PageHidden => {
                 self.hidden = true;
                 self.arm_pause(out);
@@ -606,9 +774,9 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     self.close_source(out);
                     self.uptime_counts();
                     self.ladder.reset();
-                    self.open(out);
+                    self.open(Trigger::Restored, out);
                 }
-                self.visible(out);
+                self.visible(Trigger::Restored, out);
             }
             Input::PauseFired => {
                 if self.pause_armed {
@@ -620,7 +788,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
             }
             Input::Online => {
                 if self.config.wake_on_online {
-                    self.wake(out);
+                    self.wake(Trigger::Online, out);
                 }
             }
             Input::Offline => {
@@ -628,29 +796,42 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 if self.config.wake_on_online && self.phase == Phase::Waiting {
                     out.push(Command::DisarmTimer);
                     self.phase = Phase::Paused;
+                    self.trace(Step::Offline, out);
                 }
             }
             Input::RetryHint { ms } => {
                 if self.phase != Phase::Idle {
-                    self.ladder.hint(ms.min(self.config.max_hint_ms));
+                    let (ms, source) = self.hint_cut(ms, Bound::Hint);
+                    self.ladder.hint_from(ms, source);
                 }
             }
-            Input::RetryField { ms } => self.ladder.floor(ms.min(self.config.max_hint_ms)),
+            Input::RetryField { ms } => {
+                let (ms, source) = self.hint_cut(ms, Bound::Retry);
+                self.ladder.floor_from(ms, source);
+            }
             Input::Refused {
                 status,
                 retry_after_ms,
             } => {
                 if self.source_live() {
                     self.close_source(out);
-                    out.push(Command::ReportError);
+                    let cause = match status {
+                        Some(status) => Cause::Status {
+                            status,
+                            retry_after_ms,
+                        },
+                        None => Cause::NotAStream,
+                    };
+                    self.report(cause, out);
                     self.probed(status, retry_after_ms, out);
                 }
             }
             Input::Unusable => {
                 if self.source_live() {
                     self.close_source(out);
-                    out.push(Command::ReportError);
+                    self.report(Cause::Unusable, out);
                     self.phase = Phase::Stopped;
+                    self.gave_up_trace(out);
                     self.set_status(Status::Failed, out);
                     out.push(Command::GaveUp {
                         attempts: self.ladder.attempt(),
@@ -659,14 +840,14 @@ impl<R: Random, I: EventId> Machine<R, I> {
             }
             Input::Stalled => {
                 if self.source_live() {
-                    self.stalled(out);
+                    self.stalled(0, out);
                 }
             }
             Input::RetryNow => {
                 if self.phase != Phase::Idle {
                     self.stop_activity(out);
                     self.ladder.reset();
-                    self.open(out);
+                    self.open(Trigger::RetryNow, out);
                 }
             }
             Input::Announced {
@@ -690,8 +871,9 @@ impl<R: Random, I: EventId> Machine<R, I> {
             Input::Ended => {
                 if self.source_live() {
                     self.close_source(out);
-                    out.push(Command::ReportError);
+                    self.report(Cause::ServerEnded, out);
                     self.phase = Phase::Stopped;
+                    self.trace(Step::Closed { by_user: false }, out);
                     self.set_status(Status::Closed, out);
                 }
             }
@@ -699,8 +881,42 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 self.stop_activity(out);
                 self.disarm_pause(out);
                 self.phase = Phase::Closed;
+                self.trace(Step::Closed { by_user: true }, out);
                 self.set_status(Status::Closed, out);
             }
+        }
+    }
+
+    /// Pushes a trace step, when tracing. One call, not a push at every step: the package's size.
+    #[inline(never)]
+    fn trace(&self, step: Step, out: &mut Vec<Command>) {
+        if self.config.trace {
+            out.push(Command::Trace(step));
+        }
+    }
+
+    /// Reports an error of the attempt or connection that just ended, traced with its cause.
+    fn report(&self, cause: Cause, out: &mut Vec<Command>) {
+        self.trace(Step::Ended { cause }, out);
+        out.push(Command::ReportError);
+    }
+
+    fn gave_up_trace(&self, out: &mut Vec<Command>) {
+        self.trace(
+            Step::GaveUp {
+                attempts: self.ladder.attempt(),
+            },
+            out,
+        );
+    }
+
+    /// A server's ask cut to `max_hint_ms`, and where it came from (`source`, or [`Bound::MaxHintMs`] when
+    /// cut).
+    fn hint_cut(&self, ms: u32, source: Bound) -> (u32, Bound) {
+        if ms > self.config.max_hint_ms {
+            (self.config.max_hint_ms, Bound::MaxHintMs)
+        } else {
+            (ms, source)
         }
     }
 
@@ -738,10 +954,10 @@ impl<R: Random, I: EventId> Machine<R, I> {
         }
     }
 
-    /// The open stream went silent: as if it dropped.
-    fn stalled(&mut self, out: &mut Vec<Command>) {
+    /// The open stream went silent (for `silent_ms`): as if it dropped.
+    fn stalled(&mut self, silent_ms: u32, out: &mut Vec<Command>) {
         self.close_source(out);
-        out.push(Command::ReportError);
+        self.report(Cause::Stalled { silent_ms }, out);
         if self.phase == Phase::Open && self.delivered {
             self.stalls_in_a_row += 1;
             if self.stalls_in_a_row >= RECURRING_STALLS && !self.stalls_told {
@@ -779,15 +995,18 @@ impl<R: Random, I: EventId> Machine<R, I> {
             Some(204) => {
                 self.disarm_pause(out);
                 self.phase = Phase::Closed;
+                self.trace(Step::Closed { by_user: false }, out);
                 self.set_status(Status::Closed, out);
             }
             Some(status @ (401 | 403)) => {
                 self.phase = Phase::Stopped;
+                self.gave_up_trace(out);
                 self.set_status(Status::Failed, out);
                 out.push(Command::Unauthorized { status });
             }
             Some(404 | 410) => {
                 self.phase = Phase::Stopped;
+                self.gave_up_trace(out);
                 self.set_status(Status::Failed, out);
                 out.push(Command::GaveUp {
                     attempts: self.ladder.attempt(),
@@ -795,7 +1014,8 @@ impl<R: Random, I: EventId> Machine<R, I> {
             }
             _ => {
                 if let (Some(429 | 503), Some(ms)) = (status, retry_after_ms) {
-                    self.ladder.hint(ms.min(self.config.max_hint_ms));
+                    let (ms, source) = self.hint_cut(ms, Bound::RetryAfter);
+                    self.ladder.hint_from(ms, source);
                 }
                 self.phase = Phase::Failed;
                 if self.config.mode == Reconnect::Backoff {
@@ -812,10 +1032,11 @@ impl<R: Random, I: EventId> Machine<R, I> {
         self.phase = Phase::Probing;
         self.probe_id = self.probe_id.wrapping_add(1);
         out.push(Command::Probe { id: self.probe_id });
+        self.trace(Step::Probe, out);
         self.set_status(Status::Reconnecting, out);
     }
 
-    fn open(&mut self, out: &mut Vec<Command>) {
+    fn open(&mut self, trigger: Trigger, out: &mut Vec<Command>) {
         let first = self.phase == Phase::Idle;
         let mut resume = false;
         // A first connection has no id to carry, unless it takes over from another (see `resume_from`).
@@ -842,6 +1063,14 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 ms: self.config.connect_timeout_ms,
             });
         }
+        self.trace(
+            Step::Attempt {
+                attempt: self.ladder.attempt(),
+                trigger,
+                resume,
+            },
+            out,
+        );
         self.set_status(
             if first {
                 Status::Connecting
@@ -855,14 +1084,14 @@ impl<R: Random, I: EventId> Machine<R, I> {
 
     /// The page is visible: a stream asleep reconnects at once (whatever `reconnectOnVisible` says, as the
     /// sleep was the client's own doing), a waiting or failed one with `reconnectOnVisible`.
-    fn visible(&mut self, out: &mut Vec<Command>) {
+    fn visible(&mut self, trigger: Trigger, out: &mut Vec<Command>) {
         self.hidden = false;
         self.disarm_pause(out);
         if self.phase == Phase::Asleep {
             self.ladder.reset();
-            self.open(out);
+            self.open(trigger, out);
         } else if self.config.wake_on_visible {
-            self.wake(out);
+            self.wake(trigger, out);
         }
     }
 
@@ -906,31 +1135,40 @@ impl<R: Random, I: EventId> Machine<R, I> {
         self.uptime_counts();
         self.stop_activity(out);
         self.phase = Phase::Asleep;
+        self.trace(Step::Asleep, out);
         self.set_status(Status::Reconnecting, out);
     }
 
-    fn wake(&mut self, out: &mut Vec<Command>) {
+    fn wake(&mut self, trigger: Trigger, out: &mut Vec<Command>) {
         if self.config.mode == Reconnect::Never {
             return;
         }
         if matches!(self.phase, Phase::Waiting | Phase::Paused | Phase::Failed) {
             self.stop_activity(out);
             self.ladder.reset();
-            self.open(out);
+            self.open(trigger, out);
         }
     }
 
-    fn failed(&mut self, browser_gave_up: bool, out: &mut Vec<Command>) {
+    /// The live attempt or connection failed (`cause`: an error, or the connect timeout).
+    fn failed(&mut self, cause: Cause, out: &mut Vec<Command>) {
         if self.phase == Phase::Open {
             // An open stream that ended otherwise: the stalls before it were not in a row.
             self.stalls_in_a_row = 0;
         }
         self.uptime_counts();
+        // A connect timeout is an attempt the shell ends: the browser will not retry it.
+        let browser_gave_up = !matches!(
+            cause,
+            Cause::Error {
+                browser_gave_up: false
+            }
+        );
         let probe = self.config.probe && browser_gave_up;
         match self.config.mode {
             Reconnect::Backoff => {
                 self.close_source(out);
-                out.push(Command::ReportError);
+                self.report(cause, out);
                 if probe {
                     return self.probe(out);
                 }
@@ -940,7 +1178,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
             Reconnect::Browser => {
                 if browser_gave_up {
                     self.close_source(out);
-                    out.push(Command::ReportError);
+                    self.report(cause, out);
                     if probe {
                         return self.probe(out);
                     }
@@ -952,19 +1190,27 @@ impl<R: Random, I: EventId> Machine<R, I> {
                         self.watchdog = false;
                         out.push(Command::DisarmTimer);
                     }
-                    out.push(Command::ReportError);
+                    self.report(cause, out);
                     self.phase = Phase::Connecting;
+                    self.trace(
+                        Step::Attempt {
+                            attempt: self.ladder.attempt(),
+                            trigger: Trigger::Browser,
+                            resume: false,
+                        },
+                        out,
+                    );
                     self.set_status(Status::Reconnecting, out);
                 } else {
                     self.close_source(out);
-                    out.push(Command::ReportError);
+                    self.report(cause, out);
                     self.phase = Phase::Failed;
                     self.give_up(out);
                 }
             }
             Reconnect::Never => {
                 self.close_source(out);
-                out.push(Command::ReportError);
+                self.report(cause, out);
                 self.phase = Phase::Failed;
                 self.give_up(out);
             }
@@ -973,12 +1219,20 @@ impl<R: Random, I: EventId> Machine<R, I> {
 
     /// With no source live, arms the timer for the next attempt, or gives up.
     fn schedule(&mut self, out: &mut Vec<Command>) {
-        match self.ladder.next_delay(&mut self.rng) {
-            Some(ms) => {
+        match self.ladder.next_draw(&mut self.rng) {
+            Some(draw) => {
+                let ms = draw.delay_ms;
                 self.phase = Phase::Waiting;
                 self.armed_at = self.now;
                 self.armed_ms = ms;
                 out.push(Command::ArmTimer { ms });
+                self.trace(
+                    Step::Wait {
+                        attempt: self.ladder.attempt(),
+                        draw,
+                    },
+                    out,
+                );
                 self.set_status(Status::Reconnecting, out);
                 out.push(Command::RetryScheduled {
                     attempt: self.ladder.attempt(),
@@ -991,6 +1245,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
 
     fn give_up(&mut self, out: &mut Vec<Command>) {
         self.phase = Phase::Failed;
+        self.gave_up_trace(out);
         self.set_status(Status::Failed, out);
         out.push(Command::GaveUp {
             attempts: self.ladder.attempt(),

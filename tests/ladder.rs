@@ -2,7 +2,7 @@
 #![cfg(not(target_arch = "wasm32"))]
 
 use managed_eventsource::ladder::{
-    Ladder, LadderConfig, Random, SplitMix64, Strategy, MAX_DELAY_MS,
+    Draw, Ladder, LadderConfig, Random, SplitMix64, Strategy, MAX_DELAY_MS,
 };
 
 fn config(strategy: Strategy) -> LadderConfig {
@@ -253,4 +253,49 @@ fn strategy_names_round_trip() {
         assert_eq!(Strategy::parse(s.as_str()), Some(s));
     }
     assert_eq!(Strategy::parse("Full"), None);
+}
+
+#[test]
+fn each_draw_says_what_set_its_size() {
+    use managed_eventsource::ladder::Bound;
+    let mut rng = SplitMix64::new(3);
+    let config = LadderConfig {
+        strategy: Strategy::None,
+        base_ms: 1000.0,
+        max_ms: 4000.0,
+        ..LadderConfig::default()
+    };
+    let mut ladder = Ladder::new(config);
+    let own = |delay_ms, bound| Draw {
+        delay_ms,
+        ladder_ms: delay_ms,
+        bound,
+    };
+    assert_eq!(ladder.next_draw(&mut rng), Some(own(1000, Bound::Ladder)));
+    assert_eq!(ladder.next_draw(&mut rng), Some(own(2000, Bound::Ladder)));
+    // The cap reaches max_ms at the third attempt.
+    assert_eq!(ladder.next_draw(&mut rng), Some(own(4000, Bound::MaxMs)));
+    // A Retry-After rests the next delay on it, once; the larger of two asks wins with its source.
+    ladder.hint_from(5000, Bound::RetryAfter);
+    ladder.hint_from(3000, Bound::Hint);
+    let d = ladder.next_draw(&mut rng).unwrap();
+    assert_eq!(
+        (d.delay_ms, d.ladder_ms, d.bound),
+        (9000, 4000, Bound::RetryAfter)
+    );
+    // A retry: field is a floor under every later delay, until a larger hint outweighs it.
+    ladder.floor(1500);
+    assert_eq!(ladder.next_draw(&mut rng).unwrap().bound, Bound::Retry);
+    ladder.hint(2000);
+    assert_eq!(ladder.next_draw(&mut rng).unwrap().bound, Bound::Hint);
+    assert_eq!(ladder.next_draw(&mut rng).unwrap().bound, Bound::Retry);
+    // next_delay is the draw's delay.
+    ladder.floor(0);
+    ladder.reset();
+    let mut twin = ladder.clone();
+    let mut rng2 = rng.clone();
+    assert_eq!(
+        ladder.next_delay(&mut rng),
+        twin.next_draw(&mut rng2).map(|d| d.delay_ms)
+    );
 }

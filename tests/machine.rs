@@ -2,8 +2,12 @@
 //! invariant in DESIGN.md over random input sequences.
 #![cfg(not(target_arch = "wasm32"))]
 
-use managed_eventsource::ladder::{LadderConfig, SplitMix64, Strategy as Jitter};
-use managed_eventsource::machine::{Command, Config, Input, Machine, Status, MAX_RESUME_ID};
+use managed_eventsource::ladder::{
+    Bound, LadderConfig, SplitMix64, Strategy as Jitter, MAX_DELAY_MS,
+};
+use managed_eventsource::machine::{
+    Command, Config, Input, Machine, Status, Step, Trigger, MAX_RESUME_ID,
+};
 use managed_eventsource::options::Reconnect;
 use proptest::prelude::*;
 
@@ -1113,6 +1117,7 @@ fn config() -> impl Strategy<Value = Config> {
             prop_oneof![Just(0u32), 1u32..10_000],
             prop_oneof![Just(0u32), 1u32..10_000],
             prop_oneof![Just(0u32), 1u32..10_000],
+            any::<bool>(),
         ),
     )
         .prop_map(
@@ -1125,7 +1130,14 @@ fn config() -> impl Strategy<Value = Config> {
                 max_attempts,
                 (resume, vis, online),
                 max_hint_ms,
-                (probe, stall_timeout_ms, min_uptime_ms, connect_timeout_ms, pause_when_hidden_ms),
+                (
+                    probe,
+                    stall_timeout_ms,
+                    min_uptime_ms,
+                    connect_timeout_ms,
+                    pause_when_hidden_ms,
+                    trace,
+                ),
             )| Config {
                 mode,
                 ladder: LadderConfig {
@@ -1144,6 +1156,7 @@ fn config() -> impl Strategy<Value = Config> {
                 min_uptime_ms,
                 connect_timeout_ms,
                 pause_when_hidden_ms,
+                trace,
             },
         )
 }
@@ -1609,4 +1622,246 @@ fn an_announced_resume_parameter_makes_every_later_reconnect_carry_the_id() {
         Command::OpenSource { resume: true }
     );
     assert_eq!(m.resumed_from(), "7");
+}
+
+/// What the machine is doing, as its public getters show it: the states a trace step leads to.
+fn observed(m: &Machine<SplitMix64>) -> &'static str {
+    if m.closed() {
+        "closed"
+    } else if m.source_live() {
+        if m.ready_state() == 1 {
+            "open"
+        } else {
+            "connecting"
+        }
+    } else if m.probing() {
+        "probing"
+    } else if m.asleep() {
+        "asleep"
+    } else if m.timer_armed() {
+        "waiting"
+    } else if m.ready_state() == 2 {
+        "stopped"
+    } else {
+        // Not started, or offline with nothing to wait for.
+        "idle"
+    }
+}
+
+/// The states a step may leave the machine in, when it is the last of an input's steps.
+fn leads_to(step: &Step) -> &'static [&'static str] {
+    match step {
+        Step::Attempt { .. } => &["connecting"],
+        Step::Open { .. } => &["open"],
+        Step::Wait { .. } => &["waiting"],
+        Step::Probe => &["probing"],
+        Step::Asleep => &["asleep"],
+        Step::Offline => &["idle"],
+        Step::GaveUp { .. } => &["stopped"],
+        // A 204 closes for good; a server's end leaves RetryNow its say.
+        Step::Closed { by_user: true } => &["closed"],
+        Step::Closed { by_user: false } => &["closed", "stopped"],
+        // Always followed by what comes of it.
+        Step::Ended { .. } | Step::Probed { .. } => &[],
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4000, ..ProptestConfig::default() })]
+
+    /// The trace has one step per attempt and per change of state, each matching the commands that carry
+    /// it out, and none where nothing changed; with tracing off, the commands are the same but for it.
+    #[test]
+    fn the_trace_has_one_step_per_transition(
+        config in config(),
+        seed in any::<u64>(),
+        inputs in prop::collection::vec(input(), 0..80),
+    ) {
+        let config = Config { trace: true, ..config };
+        let mut m = Machine::new(config, SplitMix64::new(seed));
+        let mut untraced = Machine::new(Config { trace: false, ..config }, SplitMix64::new(seed));
+        let mut probe_out = None;
+        let mut now = 0.0f64;
+        for input in inputs {
+            now += 137.0;
+            m.set_now(now);
+            untraced.set_now(now);
+            let before = observed(&m);
+            let accepted_probe = matches!(input, Input::Probed { id, .. } if m.probing() && Some(id) == probe_out);
+            let cmds = m.handle(input.clone());
+            let after = observed(&m);
+            let steps: Vec<Step> = cmds.iter().filter_map(|c| match c { Command::Trace(s) => Some(*s), _ => None }).collect();
+            let others: Vec<Command> = cmds.iter().copied().filter(|c| !matches!(c, Command::Trace(_))).collect();
+            prop_assert_eq!(&others, &untraced.handle(input.clone()), "tracing changed what the machine does");
+            let count = |f: &dyn Fn(&Command) -> bool| others.iter().filter(|c| f(c)).count();
+            let steps_of = |f: &dyn Fn(&Step) -> bool| steps.iter().filter(|s| f(s)).count();
+
+            // Attempts: one per source made, carrying the id as the source does; the browser's own retries
+            // beside them.
+            let opens: Vec<bool> = others.iter().filter_map(|c| match c { Command::OpenSource { resume } => Some(*resume), _ => None }).collect();
+            let attempts: Vec<bool> = steps.iter().filter_map(|s| match s {
+                Step::Attempt { trigger, resume, .. } if *trigger != Trigger::Browser => Some(*resume),
+                _ => None,
+            }).collect();
+            prop_assert_eq!(&opens, &attempts, "attempts and sources made differ on {:?}", input);
+            if steps_of(&|s| matches!(s, Step::Attempt { trigger: Trigger::Browser, .. })) > 0 {
+                let browser_retry = config.mode == Reconnect::Browser && matches!(input, Input::Failed { browser_gave_up: false });
+                prop_assert!(browser_retry, "a browser's retry traced on {:?}", input);
+            }
+            // Opens, errors, probes, give-ups and closes: one step for each command that tells them.
+            let connected: Vec<u32> = others.iter().filter_map(|c| match c { Command::Connected { attempt } => Some(*attempt), _ => None }).collect();
+            let open_steps: Vec<u32> = steps.iter().filter_map(|s| match s { Step::Open { attempt } => Some(*attempt), _ => None }).collect();
+            prop_assert_eq!(connected, open_steps);
+            prop_assert_eq!(count(&|c| *c == Command::ReportError), steps_of(&|s| matches!(s, Step::Ended { .. })));
+            prop_assert_eq!(count(&|c| matches!(c, Command::Probe { .. })), steps_of(&|s| *s == Step::Probe));
+            prop_assert_eq!(accepted_probe as usize, steps_of(&|s| matches!(s, Step::Probed { .. })));
+            prop_assert_eq!(
+                count(&|c| matches!(c, Command::GaveUp { .. } | Command::Unauthorized { .. })),
+                steps_of(&|s| matches!(s, Step::GaveUp { .. }))
+            );
+            // The server's end tells `closed`; the user's close() after it is a step of its own.
+            let server_closed = !matches!(input, Input::Close) && others.contains(&Command::Status(Status::Closed));
+            prop_assert_eq!(server_closed as usize, steps_of(&|s| *s == Step::Closed { by_user: false }));
+            prop_assert_eq!(steps_of(&|s| *s == Step::Closed { by_user: true }), (matches!(input, Input::Close) && before != "closed") as usize);
+            // Waits: the delay armed and told, its ladder part and what set its size.
+            let retries: Vec<(u32, u32)> = others.iter().filter_map(|c| match c { Command::RetryScheduled { attempt, delay_ms } => Some((*attempt, *delay_ms)), _ => None }).collect();
+            let waits: Vec<(u32, u32)> = steps.iter().filter_map(|s| match s { Step::Wait { attempt, draw } => Some((*attempt, draw.delay_ms)), _ => None }).collect();
+            prop_assert_eq!(retries, waits);
+            for s in &steps {
+                if let Step::Wait { draw, .. } = s {
+                    prop_assert!(draw.ladder_ms <= draw.delay_ms);
+                    let own = matches!(draw.bound, Bound::Ladder | Bound::MaxMs);
+                    prop_assert!(!own || draw.ladder_ms == draw.delay_ms, "{:?}: a delay over the ladder's with no server's ask", draw);
+                    prop_assert!(own || draw.delay_ms > draw.ladder_ms || draw.delay_ms == MAX_DELAY_MS, "{:?}: a server's bound with nothing added", draw);
+                    if draw.bound == Bound::MaxMs && config.ladder.strategy != Jitter::Fixed {
+                        prop_assert!(draw.ladder_ms as f64 <= config.ladder.max_ms);
+                    }
+                }
+            }
+            // Offline and asleep: a wait stopped, a stream put to sleep.
+            prop_assert_eq!(steps_of(&|s| *s == Step::Offline), (matches!(input, Input::Offline) && before == "waiting" && after == "idle") as usize);
+            prop_assert_eq!(steps_of(&|s| *s == Step::Asleep), (before != "asleep" && after == "asleep") as usize);
+            // Every change of state is traced, and the last step says where the machine is; nothing else is.
+            match steps.last() {
+                None => prop_assert_eq!(before, after, "{:?} changed the state untraced", input),
+                Some(last) => prop_assert!(leads_to(last).contains(&after), "{:?} ended on {:?}, the machine {}", input, last, after),
+            }
+            if let Some(id) = others.iter().find_map(|c| match c { Command::Probe { id } => Some(*id), _ => None }) {
+                probe_out = Some(id);
+            }
+        }
+    }
+}
+
+/// The trace steps of `cmds`.
+fn steps(cmds: &[Command]) -> Vec<Step> {
+    cmds.iter()
+        .filter_map(|c| match c {
+            Command::Trace(s) => Some(*s),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_traced_outage_reads_step_by_step() {
+    use managed_eventsource::ladder::Draw;
+    use managed_eventsource::machine::Cause;
+    let mut m = machine(Config {
+        trace: true,
+        resume: true,
+        max_hint_ms: 10_000,
+        ladder: LadderConfig {
+            strategy: Jitter::None,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    });
+    let attempt = |attempt, trigger, resume| Step::Attempt {
+        attempt,
+        trigger,
+        resume,
+    };
+    assert_eq!(
+        steps(&m.handle(Input::Start)),
+        [attempt(0, Trigger::Start, false)]
+    );
+    assert_eq!(steps(&m.handle(Input::Opened)), [Step::Open { attempt: 0 }]);
+    m.handle(seen("1", "42"));
+    // The stream drops: an error, then the ladder's first delay.
+    let wait = |attempt, delay_ms, ladder_ms, bound| Step::Wait {
+        attempt,
+        draw: Draw {
+            delay_ms,
+            ladder_ms,
+            bound,
+        },
+    };
+    assert_eq!(
+        steps(&m.handle(FAIL)),
+        [
+            Step::Ended {
+                cause: Cause::Error {
+                    browser_gave_up: true
+                }
+            },
+            wait(1, 1000, 1000, Bound::Ladder)
+        ]
+    );
+    assert_eq!(
+        steps(&m.handle(Input::TimerFired)),
+        [attempt(1, Trigger::Timer, true)]
+    );
+    // A 503 asking for 5 s: the wait rests on it.
+    let refused = m.handle(Input::Refused {
+        status: Some(503),
+        retry_after_ms: Some(5000),
+    });
+    assert_eq!(
+        steps(&refused),
+        [
+            Step::Ended {
+                cause: Cause::Status {
+                    status: 503,
+                    retry_after_ms: Some(5000)
+                }
+            },
+            wait(2, 7000, 2000, Bound::RetryAfter)
+        ]
+    );
+    // Offline stops the wait; online reconnects at once, with a fresh ladder.
+    assert_eq!(steps(&m.handle(Input::Offline)), [Step::Offline]);
+    assert_eq!(
+        steps(&m.handle(Input::Online)),
+        [attempt(0, Trigger::Online, true)]
+    );
+    // A hint over maxHintMs is cut to it, and the trace says so.
+    m.handle(Input::RetryHint { ms: 60_000 });
+    let dropped = m.handle(FAIL);
+    assert_eq!(steps(&dropped)[1], wait(1, 11_000, 1000, Bound::MaxHintMs));
+    // A 401 on the next attempt stops the stream.
+    m.handle(Input::TimerFired);
+    let stopped = m.handle(Input::Refused {
+        status: Some(401),
+        retry_after_ms: None,
+    });
+    assert_eq!(
+        steps(&stopped),
+        [
+            Step::Ended {
+                cause: Cause::Status {
+                    status: 401,
+                    retry_after_ms: None
+                }
+            },
+            Step::GaveUp { attempts: 1 }
+        ]
+    );
+    assert_eq!(
+        steps(&m.handle(Input::Close)),
+        [Step::Closed { by_user: true }]
+    );
+    // Untraced, the machine pushes none of it.
+    let mut quiet = machine(Config::default());
+    assert!(steps(&quiet.handle(Input::Start)).is_empty());
 }

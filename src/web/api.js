@@ -19,7 +19,7 @@
 //   options.js, errors.js, boundary.js                           (bottom)
 
 import { O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, O_STALL_TIMEOUT_MS, V_PROBE_URL, V_TRANSPORT } from './boundary.js';
-import { abortedAtStart, announce, attemptOf, close, follow, lastEventIdOf, launch, readyStateOf, recordOf, reconnectNow, statusOf } from './client.js';
+import { abortedAtStart, announce, attemptOf, close, follow, lastEventIdOf, launch, readyStateOf, recordOf, reconnectNow, statusOf, traceOption } from './client.js';
 import { finish } from './effects.js';
 import { fail } from './errors.js';
 import { add, dress } from './events.js';
@@ -63,7 +63,7 @@ function askFirstUrl(record) {
 
 /** Reads the constructor's arguments into a record, and starts it. */
 function start(client, url, options, handlers) {
-  const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', 'signal', ...FETCH]);
+  const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', 'signal', 'trace', ...FETCH]);
   // A JavaScript object, which never reaches Rust: read here, used once the client is checked.
   const signal = signalOf(o);
   const name = o.transport ?? 'eventsource';
@@ -88,6 +88,7 @@ function start(client, url, options, handlers) {
   // Not a silent connection per tab: that would hide the mistake until the server counts them.
   if (share && !tabs) fail("option share needs managed-eventsource/share: import it once, anywhere in the app (import 'managed-eventsource/share')");
   const record = recordOf(client, url, transport, handlers);
+  traceOption(record, o, values);
   record.until = until ?? null;
   // The strings as Rust checks them: the shell reads none of these back.
   record.withCredentials = values[O_WITH_CREDENTIALS] === 1;

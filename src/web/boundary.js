@@ -29,7 +29,7 @@ export const I_LIVE = 23;
 export const I_CLOSED = 24;
 export const I_FIRST_QUESTION = 20;
 
-// What the shell tells notify(link, note, a, b).
+// What the shell tells notify(link, note, a, b, c).
 export const N_STATUS = 0;
 export const N_OPEN = 1;
 export const N_ERROR = 2;
@@ -38,6 +38,24 @@ export const N_GIVE_UP = 4;
 export const N_ID_DROPPED = 5;
 export const N_UNAUTHORIZED = 6;
 export const N_STALLS_RECUR = 7;
+export const N_TRACE = 8;
+
+// The trace: its steps' kinds (in a N_TRACE's first number), and the names of their types, of what
+// starts an attempt, of why one ends and of what sets a delay's size, by number.
+export const T_ATTEMPT = 0;
+export const T_OPEN = 1;
+export const T_ENDED = 2;
+export const T_PROBE = 3;
+export const T_PROBED = 4;
+export const T_WAIT = 5;
+export const T_OFFLINE = 6;
+export const T_ASLEEP = 7;
+export const T_GAVE_UP = 8;
+export const T_CLOSED = 9;
+export const TRACE_TYPES = ['attempt', 'open', 'ended', 'probe', 'probed', 'wait', 'offline', 'asleep', 'giveup', 'closed'];
+export const TRIGGERS = ['start', 'timer', 'reconnectNow', 'visible', 'online', 'restored', 'browser'];
+export const CAUSES = ['error', 'status', 'notAStream', 'stalled', 'timeout', 'unusable', 'serverEnded'];
+export const BOUNDS = ['ladder', 'maxMs', 'retry', 'retryAfter', 'hint', 'maxHintMs'];
 
 // The statuses, by index.
 export const STATUSES = ['connecting', 'open', 'reconnecting', 'failed', 'closed'];
@@ -93,7 +111,8 @@ export const V_PROBE_URL = 18;
 export const V_GIVEN = 19;
 export const V_RESUME_FROM = 20;
 export const V_TRANSPORT = 21;
-export const V_COUNT = 22;
+export const V_TRACE = 22;
+export const V_COUNT = 23;
 
 // The code units of a string the option check's module keeps (src/check.rs).
 export const CHECK_UNITS = 16;

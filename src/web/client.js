@@ -16,16 +16,18 @@
 // holds at once; a status is told once, when it changes, and a callback that tells a newer one stops the
 // older one's telling.
 //
-// It imports loader.js, events.js, errors.js and boundary.js; nothing here knows a transport but through the
+// It imports loader.js, events.js, errors.js, trace.js and boundary.js; nothing here knows a transport but through the
 // record's `transport` (see eventsource.js for what one gives).
 
 import {
   I_CLOSE, I_CLOSED, I_RETRY_NOW, I_STATUS, I_READY_STATE, I_ATTEMPT,
-  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_STALLS_RECUR, S_CONNECTING, S_CLOSED, STATUSES,
+  N_STATUS, N_OPEN, N_ERROR, N_RETRY, N_GIVE_UP, N_ID_DROPPED, N_UNAUTHORIZED, N_STALLS_RECUR, N_TRACE, S_CONNECTING, S_CLOSED, STATUSES,
+  V_TRACE,
 } from './boundary.js';
-import { guard, report, PREFIX } from './errors.js';
+import { fail, guard, report, PREFIX } from './errors.js';
 import { deliver, letGo } from './events.js';
 import { instantiate, instantiated, optionsPass, rust, whenInstantiated } from './loader.js';
+import { traceRecord } from './trace.js';
 
 export const PENDING = 0, LIVE = 1, FOLLOWING = 2, CLOSED = 3;
 
@@ -92,6 +94,8 @@ export function recordOf(client, url, transport, handlers) {
     watchers: new Set(),
     /** Removes the listener on the `signal` option's AbortSignal, once, when the record closes. */
     unfollow: null,
+    /** The `trace` option: a function told each record of the trace (trace.js), or null. */
+    trace: null,
     /** The listener entries added with a `signal` that holds a handler for them; null once the record
      * closes, when every such handler is taken off (events.js's letGo). */
     signalled: new Set(),
@@ -236,6 +240,18 @@ export const readyStateOf = (record) => (record.shell ? record.shell.input(I_REA
 export const attemptOf = (record) => (record.shell ? record.shell.input(I_ATTEMPT) : record.attempt);
 export const lastEventIdOf = (record) => (record.shell ? record.shell.lastEventId() : record.lastEventId) ?? '';
 
+/**
+ * The `trace` option of `o`, a function or nothing, kept on `record`; the values for Rust then ask the
+ * machine to trace (a client with none pays nothing for it).
+ */
+export function traceOption(record, o, values) {
+  const trace = o.trace;
+  if (trace == null) return;
+  if (typeof trace !== 'function') fail('option trace must be a function');
+  record.trace = trace;
+  values[V_TRACE] = 1;
+}
+
 /** Calls a user callback with one argument (and `self` as `this`, else undefined); reports what it throws. */
 function call(f, arg, self) {
   if (typeof f !== 'function') return;
@@ -266,7 +282,9 @@ export function announce(record) {
 }
 
 /** What the shell tells the client (and what share.js's followers hear from the leader). Never throws. */
-export const notify = guard(function notify(record, what, a, b) {
+export const notify = guard(function notify(record, what, a, b, c) {
+  // A trace is the leader's own: the tabs that follow it made no attempt.
+  if (what === N_TRACE) return call(record.trace, traceRecord(record, a, b, c, lastEventIdOf(record)), record.client);
   record.share?.note(what, a, b);
   const { client, callbacks, handlers } = record;
   if (what === N_STATUS) tellStatus(record, a);

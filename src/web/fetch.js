@@ -121,10 +121,11 @@ export const awaitingEventSource = { ...eventSourceTransport, awaitsUrl: true, w
  * everything after, fails the attempt; what it throws now, Rust reports as a failed attempt.
  */
 function open(record, id, last) {
-  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, parser: null, id: last ?? '', origin: '', step: 'url', init: null, crossHeader: false };
+  const connection = { ...connectionOf(record, null), abort: new AbortController(), dead: false, reader: null, parser: null, id: last ?? '', origin: '', step: 'url', init: null, crossHeader: false, awaitingUrl: false };
   const u = askUrl(record);
   const url = typeof u?.then === 'function' ? null : target(record, u, id);
   if (url) record.currentUrl = url[1];
+  else connection.awaitingUrl = true; // trace.js: this attempt's URL is not known yet
   record.connection = connection;
   read(connection, u, url, id);
   return connection;

@@ -69,7 +69,52 @@ export interface Options {
   /** Another way to say close(): its abort closes the client for good. One aborted already opens nothing
    * (no request, no timer); the listener on it is removed when the client closes, whoever closes it. */
   signal?: AbortSignal;
+  /** Called with one record per attempt and per change of what the client does (see TraceRecord), as it
+   * happens, with the client as `this`; what it throws is reported. Nothing is recorded per event, so it
+   * costs nothing while a stream is open: leave it on. A tab that follows a shared connection records
+   * nothing (the tab that holds it does). */
+  trace?: (this: ManagedEventSource, record: TraceRecord) => void;
 }
+
+/** What started an attempt: the first connection, the ladder's timer, reconnectNow(), the page becoming
+ * visible, the network coming back, the back-forward cache, or (reconnect: 'browser') the browser's own retry. */
+export type TraceTrigger = 'start' | 'timer' | 'reconnectNow' | 'visible' | 'online' | 'restored' | 'browser';
+/** Why an attempt or an open connection ended: an error event (a network failure, a drop; a status the
+ * EventSource transport cannot see), a status seen (the fetch transport, or a probe), a 200 that was not an
+ * event stream, the stall watchdog, connectTimeoutMs, a URL that can never be fetched, the server ending it. */
+export type TraceCause = 'error' | 'status' | 'notAStream' | 'stalled' | 'timeout' | 'unusable' | 'serverEnded';
+/** What set a wait's size: the ladder's draw under its cap, the draw with its cap at maxMs, or a server's ask
+ * the draw was added to (a `retry:` field, a Retry-After, a retry hint event), or that ask cut to maxHintMs. */
+export type TraceBound = 'ladder' | 'maxMs' | 'retry' | 'retryAfter' | 'hint' | 'maxHintMs';
+
+/** One record of the `trace` option. `time` is the clock's `performance.now()` (ms since the page's time
+ * origin; add `performance.timeOrigin` for epoch ms); on managed-eventsource/testing's clock, virtual ms. */
+export type TraceRecord = { time: number } & (
+  /** An attempt began; `attempt` counts reconnect attempts in a row (0: the first, or a fresh ladder).
+   * `url` is its URL (undefined while a URL function's Promise is pending); `lastEventId` the id it sends
+   * (in the URL's lastEventIdParam, or the fetch transport's Last-Event-ID header), '' for none. An attempt
+   * also ends the connection before it, if one was open. */
+  | { type: 'attempt'; attempt: number; trigger: TraceTrigger; url: string | undefined; lastEventId: string }
+  /** The attempt opened. */
+  | { type: 'open'; attempt: number }
+  /** The attempt or the open connection ended. `status` and `retryAfterMs` with cause 'status'; `silentMs`
+   * with 'stalled'; `timeoutMs` with 'timeout'; `message` where the transport said what happened. */
+  | { type: 'ended'; cause: TraceCause; status?: number; retryAfterMs?: number; silentMs?: number; timeoutMs?: number; message?: string }
+  /** A probe (option probe) went out for the failed attempt's status. */
+  | { type: 'probe' }
+  /** The probe's answer; 0 when the probe itself failed. */
+  | { type: 'probed'; status: number }
+  /** Attempt `attempt` waits `delayMs`: `ladderMs` drawn by the ladder, the rest a server's ask. */
+  | { type: 'wait'; attempt: number; delayMs: number; ladderMs: number; bound: TraceBound }
+  /** The browser went offline: the wait stopped until it is online. */
+  | { type: 'offline' }
+  /** The page was hidden for pauseWhenHiddenMs: the stream sleeps until it is visible. */
+  | { type: 'asleep' }
+  /** No more attempts: maxAttempts reached, a 401/403/404/410, a URL that can never be fetched. */
+  | { type: 'giveup'; attempts: number }
+  /** Closed for good, by close() (or the signal, or until) or by the server (a 204, a clean end). */
+  | { type: 'closed'; by: 'user' | 'server' }
+);
 
 /** How an iteration queues the events its loop has not taken yet. */
 export interface IterateOptions {

@@ -45,7 +45,7 @@ extern "C" {
 #[wasm_bindgen(module = "/src/web/client.js")]
 extern "C" {
     /// Tells the client: its callbacks, its open and error events. Never throws.
-    pub(crate) fn notify(link: &JsValue, what: f64, a: f64, b: f64);
+    pub(crate) fn notify(link: &JsValue, what: f64, a: f64, b: f64, c: f64);
 }
 
 #[wasm_bindgen(module = "/src/web/errors.js")]
@@ -233,4 +233,10 @@ extern "C" {
 extern "C" {
     #[wasm_bindgen(thread_local_v2, js_name = createVirtualClock)]
     static TESTING: JsValue;
+}
+
+#[wasm_bindgen(module = "/src/web/trace.js")]
+extern "C" {
+    #[wasm_bindgen(thread_local_v2, js_name = traceRecord)]
+    static TRACE: JsValue;
 }

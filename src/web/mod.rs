@@ -86,6 +86,7 @@ fn read_options(v: &Values, socket: bool) -> Result<Config, JsValue> {
         min_uptime_ms: o.min_uptime_ms as u32,
         connect_timeout_ms: o.connect_timeout_ms as u32,
         pause_when_hidden_ms: o.pause_when_hidden_ms as u32,
+        trace: false,
     })
 }
 
@@ -101,6 +102,7 @@ pub fn shell(link: JsValue, values: &JsValue) -> Result<f64, JsValue> {
     };
     let transport = v.at(Slot::Transport.at());
     let mut config = read_options(&v, transport == 1.0)?;
+    config.trace = v.at(Slot::Trace.at()) == 1.0;
     let transport = if transport == 0.0 {
         Transport::Events
     } else {

@@ -266,11 +266,15 @@ impl Shared {
     }
 
     fn notify(&self, note: Note, a: u32, b: u32) {
+        self.tell(note, [a as f64, b as f64, 0.0]);
+    }
+
+    fn tell(&self, note: Note, [a, b, c]: [f64; 3]) {
         if self.get().silent {
             return;
         }
         if let Some(link) = self.link() {
-            js::notify(&link, note as u8 as f64, a as f64, b as f64);
+            js::notify(&link, note as u8 as f64, a, b, c);
         }
     }
 
@@ -323,6 +327,7 @@ impl Shared {
                 encoded_len,
                 crate::machine::MAX_RESUME_ID as u32,
             ),
+            Command::Trace(step) => self.tell(Note::Trace, crate::boundary::trace_note(step)),
         }
     }
 

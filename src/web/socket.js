@@ -9,7 +9,7 @@
 // URL it refuses.
 
 import { I_OPENED, I_FAILED, I_ENDED, I_STATUS, I_CLOSED, S_CLOSED, V_TRANSPORT } from './boundary.js';
-import { attemptOf, begin, close, follow, readyStateOf, recordOf, reconnectNow, statusOf, CLOSED } from './client.js';
+import { attemptOf, begin, close, follow, readyStateOf, recordOf, reconnectNow, statusOf, traceOption, CLOSED } from './client.js';
 import { connectionOf, inputWith } from './connection.js';
 import { urlOf } from './effects.js';
 import { error, fail, PREFIX } from './errors.js';
@@ -90,9 +90,10 @@ function startSocket(client, url, options) {
   // As `new WebSocket(url, protocols)`: a string or a list of strings in the options' place is the
   // subprotocols.
   if (typeof options === 'string' || Array.isArray(options)) options = { protocols: options };
-  const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose', 'queue', 'signal']);
+  const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose', 'queue', 'signal', 'trace']);
   const signal = signalOf(o);
   const record = recordOf(client, url, socketTransport, null);
+  traceOption(record, o, values);
   socketTransport.configure(record, o);
   values[V_TRANSPORT] = socketTransport.kind;
   // Built and started here, on the main thread: a socket's members (send above all) need its shell at once.

@@ -1,7 +1,7 @@
 // Types of the package's websocket entry (websocket.js, websocket.cjs): everything of the main entry, and
 // ManagedWebSocket.
 export * from './index.js';
-import type { EventIteration, GiveUpInfo, IterateOptions, Jitter, RetryInfo, Status } from './index.js';
+import type { EventIteration, GiveUpInfo, IterateOptions, Jitter, RetryInfo, Status, TraceRecord } from './index.js';
 
 export interface SocketOptions {
   /** Default 'full'. */
@@ -37,6 +37,8 @@ export interface SocketOptions {
   /** Another way to say close(): its abort closes the socket for good (a close frame with no code). One
    * aborted already opens nothing; the listener on it is removed when the socket closes. */
   signal?: AbortSignal;
+  /** One record per attempt and per change of state, as ManagedEventSource's `trace` option gives them. */
+  trace?: (this: ManagedWebSocket, record: TraceRecord) => void;
 }
 
 /** The events a ManagedWebSocket fires. */

@@ -194,3 +194,19 @@ async function outage(): Promise<ScriptedRequest[]> {
   return [...server.requests];
 }
 void outage;
+
+// The trace option: its records narrow by type.
+import type { TraceRecord } from 'managed-eventsource';
+const traced = new ManagedEventSource('/feed', {
+  trace(record: TraceRecord) {
+    const self: ManagedEventSource = this;
+    void self;
+    if (record.type === 'wait') void (record.delayMs - record.ladderMs, record.bound === 'retryAfter');
+    else if (record.type === 'attempt') void (record.lastEventId.length, record.trigger === 'timer', record.url?.length);
+    else if (record.type === 'ended') void (record.cause === 'status' && record.status, record.message);
+    void record.time;
+  },
+});
+void traced;
+const tracedSocket = new ManagedWebSocket('wss://example.com/live', { trace: (r) => void (r.type === 'giveup' && r.attempts) });
+void tracedSocket;

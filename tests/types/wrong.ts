@@ -61,3 +61,7 @@ es.events('message', { overflow: 'drop-newest' });
 es.events('message', { max: '100' });
 // @ts-expect-error: dropped is read-only
 es.events().dropped = 1;
+// @ts-expect-error: trace takes a function
+new ManagedEventSource('/feed', { trace: true });
+// @ts-expect-error: a wait record has no status
+new ManagedEventSource('/feed', { trace: (r) => r.type === 'wait' && r.status });
