@@ -155,6 +155,7 @@ function setup({ browser, redis }) {
     testPackage('node-lines', 'Node 22 and 24 for the tests of the Node-facing entries');
     testPackage('workerd', "workerd, Cloudflare Workers' runtime, for the workerd build's test");
     testPackage('testing-runners', 'Vitest, Jest, jsdom and MSW, for the testing entry under the runners users run');
+    testPackage('otel', "OpenTelemetry's API and SDK, for the README's recipe that exports the trace as spans");
   }
 
   if (browser || redis) {
