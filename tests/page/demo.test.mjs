@@ -38,6 +38,17 @@ test('the console goes live, survives an outage without losing an event, and sho
   assert.ok(c.lastId > during.lastId);
   const ladder = await page.locator('#ladder li').allTextContents();
   assert.ok(ladder.some((l) => l.startsWith('attempt  1')), ladder.join('\n'));
+  // The trace's timeline: the outage's attempts and waits drawn, the first connection's end marked, each
+  // wait the one the ladder told.
+  const trace = await page.evaluate(() => window.demo.trace);
+  const types = trace.map((r) => r.type);
+  assert.deepEqual(types.slice(0, 3), ['attempt', 'open', 'ended'], types.join(' '));
+  assert.equal(types.at(-1), 'open', 'live again');
+  const waits = trace.filter((r) => r.type === 'wait');
+  assert.ok(waits.length >= 1 && ladder.some((l) => l.includes(`wait ${String(waits[0].delayMs).padStart(6)} ms`)), ladder.join('\n'));
+  assert.ok(trace.filter((r) => r.type === 'attempt').slice(1).every((r) => r.lastEventId !== ''), 'every reconnect resumed');
+  const drawn = await page.evaluate(() => [...document.querySelectorAll('#timeline rect')].map((r) => r.getAttribute('fill')));
+  for (const fill of ['var(--wait)', 'var(--live)', '#33465c', 'var(--bad)']) assert.ok(drawn.includes(fill), `the timeline draws ${fill}: ${drawn}`);
   await page.screenshot({ path: join(artifacts, 'index.png') });
   assert.deepEqual(errors, []);
   await page.close();
