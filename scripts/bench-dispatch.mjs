@@ -28,6 +28,9 @@
 //   --iteration times only async iteration (for await) beside ours with onmessage and the native baseline;
 //   every run that has both prints iteration's events/s over onmessage's, paired by round (the budget:
 //   at least 0.9);
+//   --trace times only ours with the trace option on (its records kept) beside ours without it and the
+//   native baseline; every run that has both prints traced events/s over untraced, paired by round (the
+//   budget: at least 0.99);
 //   --write rewrites the dispatch section of docs/performance.md and the speed section of README.md.
 
 import http from 'node:http';
@@ -52,6 +55,8 @@ const alone = Number(arg('alone', 100000));
 /** Async iteration, which --iteration times beside ours with onmessage (and the native baseline) alone. */
 const ITERATION = 'managed-eventsource for await';
 const OURS = 'managed-eventsource onmessage';
+/** Ours with the trace option on, which --trace times beside ours without it. */
+const TRACED = 'managed-eventsource onmessage, traced';
 /** The client that --other adds. */
 const OTHER = 'other build onmessage';
 /** The reference relay (see CLIENTS). */
@@ -66,6 +71,8 @@ const CLIENTS = {
   // dispatches every event before the loop takes the first, which is what a bound exists to refuse.
   // Timed from the first event's arrival (first, a listener called once), not from the loop's first turn,
   // which comes a task later.
+  // The trace option on, its records kept as an app that shows them would.
+  [TRACED]: `(url, on) => { const records = []; const es = new ManagedEventSource(url, { trace: (r) => records.push(r) }); es.onmessage = on; return () => es.close(); }`,
   [ITERATION]: `(url, on, first) => { const es = new ManagedEventSource(url); es.addEventListener('message', first, { once: true }); (async () => { for await (const ev of es.events('message', { max: Infinity })) on(ev); })(); return () => es.close(); }`,
   // Not a client: the least any relay can do (one listener that calls the handler with the event as it
   // came, no bookkeeping), so that the table shows how near native a relay can come in each engine.
@@ -85,7 +92,11 @@ const onEventSource = (name) => isStream(name) && !FETCHING.includes(name);
 /** Each client's baseline: native EventSource with onmessage, or for sockets the native WebSocket. */
 const baselineOf = (name) => (isStream(name) ? 'native onmessage' : 'native WebSocket onmessage');
 const other = arg('other', null);
-const only = process.argv.includes('--iteration') ? [OURS, ITERATION] : arg('clients', null)?.split(',');
+const only = process.argv.includes('--iteration')
+  ? [OURS, ITERATION]
+  : process.argv.includes('--trace')
+    ? [OURS, TRACED]
+    : arg('clients', null)?.split(',');
 const onlyEngines = arg('engines', null)?.split(',');
 if (only?.some((name) => !CLIENTS[name])) throw new Error(`bench:dispatch: --clients takes names from: ${Object.keys(CLIENTS).join(', ')}`);
 /** The clients this run times. */
@@ -339,26 +350,32 @@ function table(results, ua, engine) {
 }
 
 /**
- * Async iteration against ours with onmessage, in the same run: for each size (and the dispatch alone), the
- * median over rounds of iteration's events/s divided by onmessage's in the same round, with its 95 %
- * interval. Empty unless both ran.
+ * A variant of ours (`name`: async iteration, the trace option) against ours with onmessage, in the same
+ * run: for each size (and the dispatch alone), the median over rounds of its events/s divided by
+ * onmessage's in the same round, with its 95 % interval. Empty unless both ran.
  */
-export function iterationRow(results, engine) {
+function besideOurs(results, engine, name, label, budget) {
   const rows = [];
   for (const alone of [false, true]) {
     const part = results.filter((r) => !r.alone === !alone);
     for (const n of new Set(part.map((r) => r.n))) {
       const rate = (r) => ((alone ? n : n - 1) / r.ms) * 1000;
-      const of = (name) => part.filter((r) => r.name === name && r.n === n);
-      const paired = of(ITERATION).flatMap((r) => of(OURS).filter((b) => b.k === r.k).map((b) => rate(r) / rate(b)));
+      const of = (client) => part.filter((r) => r.name === client && r.n === n);
+      const paired = of(name).flatMap((r) => of(OURS).filter((b) => b.k === r.k).map((b) => rate(r) / rate(b)));
       if (paired.length === 0) continue;
-      const us = (name) => 1e6 / median(of(name).map(rate));
-      rows.push(`| ${alone ? 'dispatch alone, ' : ''}${n.toLocaleString('en-US')} | ${us(OURS).toFixed(2)} | ${us(ITERATION).toFixed(2)} | **${median(paired).toFixed(2)}** | ${interval(paired).map((x) => x.toFixed(2)).join(' – ')} |`);
+      const us = (client) => 1e6 / median(of(client).map(rate));
+      rows.push(`| ${alone ? 'dispatch alone, ' : ''}${n.toLocaleString('en-US')} | ${us(OURS).toFixed(2)} | ${us(name).toFixed(2)} | **${median(paired).toFixed(2)}** | ${interval(paired).map((x) => x.toFixed(2)).join(' – ')} |`);
     }
   }
   if (rows.length === 0) return '';
-  return `\n**${engine}: async iteration beside onmessage** (ours, same run, paired by round; budget ≥ 0.90):\n\n| events | onmessage µs/event | for await µs/event | for await ÷ onmessage | 95 % interval |\n| --- | ---: | ---: | ---: | ---: |\n${rows.join('\n')}\n`;
+  return `\n**${engine}: ${label} beside onmessage** (ours, same run, paired by round; budget ≥ ${budget}):\n\n| events | onmessage µs/event | ${label} µs/event | ${label} ÷ onmessage | 95 % interval |\n| --- | ---: | ---: | ---: | ---: |\n${rows.join('\n')}\n`;
 }
+
+/** Async iteration against ours with onmessage (see besideOurs). */
+export const iterationRow = (results, engine) => besideOurs(results, engine, ITERATION, 'for await', '0.90');
+
+/** The trace option on against ours without it (see besideOurs). */
+export const traceRow = (results, engine) => besideOurs(results, engine, TRACED, 'traced', '0.99');
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   if (!existsSync(join(root, 'pkg', 'index.js'))) {
@@ -373,7 +390,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.log(`[bench:dispatch] ${engine.name}`);
     const { results, ua } = await benchDispatch(engine);
     briefs.push([engine.name, summarise(results, false)]);
-    const part = table(results, ua, engine.name) + iterationRow(results, engine.name);
+    const part = table(results, ua, engine.name) + iterationRow(results, engine.name) + traceRow(results, engine.name);
     console.log('\n' + part);
     md += part + '\n';
   }

@@ -61,8 +61,12 @@ function askFirstUrl(record) {
   record.firstUrl = u;
 }
 
-/** Reads the constructor's arguments into a record, and starts it. */
-function start(client, url, options, handlers) {
+/**
+ * Reads the constructor's arguments into a record, gives it to `own` (the instance's field: its members work
+ * from then on, in a callback told while the constructor runs, such as the trace's first record), and
+ * starts it.
+ */
+function start(client, url, options, handlers, own) {
   const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', 'signal', 'trace', ...FETCH]);
   // A JavaScript object, which never reaches Rust: read here, used once the client is checked.
   const signal = signalOf(o);
@@ -88,6 +92,7 @@ function start(client, url, options, handlers) {
   // Not a silent connection per tab: that would hide the mistake until the server counts them.
   if (share && !tabs) fail("option share needs managed-eventsource/share: import it once, anywhere in the app (import 'managed-eventsource/share')");
   const record = recordOf(client, url, transport, handlers);
+  own(record);
   traceOption(record, o, values);
   record.until = until ?? null;
   // The strings as Rust checks them: the shell reads none of these back.
@@ -117,7 +122,6 @@ function start(client, url, options, handlers) {
   follow(record, signal);
   // The first status, which the instance's own callbacks cannot hear yet: createManagedStream's can.
   announce(record);
-  return record;
 }
 
 /** What createManagedStream passes the constructor before its handlers, which no other caller can pass. */
@@ -131,7 +135,7 @@ export class ManagedEventSource {
     const handlers = arguments[2] === WITH_HANDLERS ? arguments[3] : null;
     // As EventSource: its URL is required (ToString would make undefined a path).
     if (arguments.length === 0) fail('1 argument required, but only 0 present: the URL');
-    this.#record = start(this, url, options, handlers);
+    start(this, url, options, handlers, (record) => (this.#record = record));
   }
   /** @internal */
   static _record(client) {

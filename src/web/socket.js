@@ -84,7 +84,7 @@ const socketTransport = {
   },
 };
 
-function startSocket(client, url, options) {
+function startSocket(client, url, options, own) {
   if (typeof WebSocket !== 'function') fail('this runtime has no WebSocket');
   if (typeof url !== 'function') url = `${url}`;
   // As `new WebSocket(url, protocols)`: a string or a list of strings in the options' place is the
@@ -93,6 +93,7 @@ function startSocket(client, url, options) {
   const { o, values } = readOptions(options, 2, ['protocols', 'reconnectOnCleanClose', 'queue', 'signal', 'trace']);
   const signal = signalOf(o);
   const record = recordOf(client, url, socketTransport, null);
+  own(record); // the instance's members work in a callback told while the constructor runs
   traceOption(record, o, values);
   socketTransport.configure(record, o);
   values[V_TRANSPORT] = socketTransport.kind;
@@ -101,12 +102,10 @@ function startSocket(client, url, options) {
   if (signal?.aborted) {
     // Checked by a shell that is never started (it throws an option's error); nothing opens.
     rust.free(rust.shell(record, values));
-    close(record);
-    return record;
+    return close(record);
   }
   begin(record, values);
   follow(record, signal, closeSocket);
-  return record;
 }
 
 /** close(code, reason) with arguments checked, and an abort of the `signal` option (no code). */
@@ -195,7 +194,7 @@ export class ManagedWebSocket {
   constructor(url, options) {
     // As WebSocket: its URL is required.
     if (arguments.length === 0) fail('1 argument required, but only 0 present: the URL');
-    this.#record = startSocket(this, url, options);
+    startSocket(this, url, options, (record) => (this.#record = record));
   }
   /** @internal */
   static _record(client) {

@@ -173,3 +173,26 @@ test('option trace must be a function', { skip }, () => {
   });
   assert.throws(() => new ManagedEventSource('https://api.test/feed', { transport: 'fetch', fetch: () => new Promise(() => {}), tarce: () => {} }), /did you mean 'trace'/);
 });
+
+test("the first attempt's record, told while the constructor runs, finds the client's members working", { skip }, () =>
+  onClock(async (clock) => {
+    await clock.settle(); // the module compiled: a constructor then starts its client at once
+    const server = scriptServer().attempt((a) => a.open());
+    const seen = [];
+    const es = new ManagedEventSource('https://api.test/feed', {
+      transport: 'fetch',
+      fetch: server.fetch,
+      trace(r) {
+        seen.push([r.type, this.status, this.url]);
+        if (r.type === 'attempt') this.close();
+      },
+    });
+    assert.deepEqual(seen, [
+      ['attempt', 'connecting', 'https://api.test/feed'],
+      ['closed', 'closed', 'https://api.test/feed'],
+    ]);
+    assert.equal(es.status, 'closed');
+    await clock.settle();
+    assert.equal(clock.pending, 0);
+    assert.ok(server.requests.every((q) => q.aborted), 'no request left open');
+  }));

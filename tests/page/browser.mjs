@@ -89,6 +89,24 @@ export async function pageServer(handle) {
 }
 
 /**
+ * A pageServer (closed after the file's tests) for the testing entry's scripts: `/` is an empty page titled
+ * `title`, and `/feed?c=<name>` is served by the script set under `name` in `scripted` (server.handle).
+ */
+export async function scriptedServer(title) {
+  const scripted = new Map();
+  const server = await pageServer((req, res, u) => {
+    if (u.pathname === '/feed') return void scripted.get(u.searchParams.get('c')).handle(req, res);
+    if (u.pathname === '/') {
+      res.writeHead(200, { 'Content-Type': 'text/html' });
+      return res.end(`<!doctype html><meta charset="utf-8"><title>${title}</title>`);
+    }
+    return false;
+  });
+  after(() => server.close());
+  return { server, scripted };
+}
+
+/**
  * Reads `window.__r`, the JSON-serialisable record a page test's script keeps, every 100 ms until
  * `reached(r)` (or `r.done`), and returns it; at most `limitMs`, then fails with what it last was (a page
  * that never gets there fails its test rather than hang it).

@@ -3,26 +3,15 @@
 //   (a drop after id 42, a 503 with Retry-After, a 401) plays in virtual time, the same in every engine;
 // - over real HTTP on loopback, the same kind of script served by `server.handle` (node:http, in this
 //   process) to a real page's client on both transports: what a Playwright test of an app does.
-import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inEachEngine, pageReached, pageServer } from './browser.mjs';
+import { inEachEngine, pageReached, scriptedServer } from './browser.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { scriptServer } = await import(join(root, 'pkg', 'testing.js'));
 
-/** Per test: the scripted server /feed?c=<name> is served by. */
-const scripted = new Map();
-const server = await pageServer((req, res, u) => {
-  if (u.pathname === '/feed') return void scripted.get(u.searchParams.get('c')).handle(req, res);
-  if (u.pathname === '/') {
-    res.writeHead(200, { 'Content-Type': 'text/html' });
-    return res.end('<!doctype html><meta charset="utf-8"><title>testing</title>');
-  }
-  return false;
-});
-after(() => server.close());
+const { server, scripted } = await scriptedServer('testing');
 
 const LIMIT_MS = 30_000;
 

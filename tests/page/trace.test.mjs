@@ -2,26 +2,15 @@
 // testing entry's server.handle): on both transports, one record per attempt and per change of state, each
 // attempt's URL and resume id as the server received them, what ended each, the waits as onretry told
 // them; and nothing recorded after close().
-import { after } from 'node:test';
 import assert from 'node:assert/strict';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inEachEngine, pageReached, pageServer } from './browser.mjs';
+import { inEachEngine, pageReached, scriptedServer } from './browser.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const { scriptServer } = await import(join(root, 'pkg', 'testing.js'));
 
-/** Per test: the scripted server /feed?c=<name> is served by. */
-const scripted = new Map();
-const server = await pageServer((req, res, u) => {
-  if (u.pathname === '/feed') return void scripted.get(u.searchParams.get('c')).handle(req, res);
-  if (u.pathname === '/') {
-    res.writeHead(200, { 'Content-Type': 'text/html' });
-    return res.end('<!doctype html><meta charset="utf-8"><title>trace</title>');
-  }
-  return false;
-});
-after(() => server.close());
+const { server, scripted } = await scriptedServer('trace');
 
 const LIMIT_MS = 30_000;
 
