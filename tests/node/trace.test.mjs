@@ -196,3 +196,37 @@ test("the first attempt's record, told while the constructor runs, finds the cli
     assert.equal(clock.pending, 0);
     assert.ok(server.requests.every((q) => q.aborted), 'no request left open');
   }));
+
+test('with probe, the EventSource transport\'s failure is probed: the records show the probe, the status it saw, and a wait on its Retry-After', { skip }, () =>
+  onClock(async (clock) => {
+    const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
+    const hadFetch = globalThis.fetch;
+    try {
+      // The stand-in's attempt answers 503 (an EventSource sees only an error); the probe, a fetch of the
+      // same URL, is the script's next attempt.
+      const server = scriptServer()
+        .attempt((a) => a.status(503))
+        .attempt((a) => a.status(503, { retryAfter: 2 }))
+        .attempt((a) => a.open());
+      globalThis.EventSource = server.EventSource;
+      globalThis.fetch = server.fetch;
+      const records = [];
+      const es = new MainEventSource('https://api.test/feed', { probe: true, trace: (r) => records.push(r) });
+      await clock.runUntil(() => es.status === 'open');
+      es.close();
+      assert.deepEqual(plain(records).map(({ time, ...r }) => r), [
+        { type: 'attempt', attempt: 0, trigger: 'start', url: 'https://api.test/feed', lastEventId: '' },
+        { type: 'ended', cause: 'error' },
+        { type: 'probe' },
+        { type: 'probed', status: 503 },
+        { type: 'wait', attempt: 1, delayMs: records[4].delayMs, ladderMs: records[4].delayMs - 2000, bound: 'retryAfter' },
+        { type: 'attempt', attempt: 1, trigger: 'timer', url: 'https://api.test/feed', lastEventId: '' },
+        { type: 'open', attempt: 1 },
+        { type: 'closed', by: 'user' },
+      ]);
+    } finally {
+      if (had) Object.defineProperty(globalThis, 'EventSource', had);
+      else delete globalThis.EventSource;
+      globalThis.fetch = hadFetch;
+    }
+  }));
