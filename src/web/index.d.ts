@@ -77,7 +77,8 @@ export interface Options {
 }
 
 /** What started an attempt: the first connection, the ladder's timer, reconnectNow(), the page becoming
- * visible, the network coming back, the back-forward cache, or (reconnect: 'browser') the browser's own retry. */
+ * visible, the network coming back, the back-forward cache, or (reconnect: 'browser') the browser's own retry,
+ * told when the browser begins to wait for it. */
 export type TraceTrigger = 'start' | 'timer' | 'reconnectNow' | 'visible' | 'online' | 'restored' | 'browser';
 /** Why an attempt or an open connection ended: an error event (a network failure, a drop; a status the
  * EventSource transport cannot see), a status seen (the fetch transport, or a probe), a 200 that was not an
@@ -98,8 +99,9 @@ export type TraceRecord = { time: number } & (
   /** The attempt opened. */
   | { type: 'open'; attempt: number }
   /** The attempt or the open connection ended. `status` and `retryAfterMs` with cause 'status'; `silentMs`
-   * with 'stalled'; `timeoutMs` with 'timeout'; `message` where the transport said what happened. */
-  | { type: 'ended'; cause: TraceCause; status?: number; retryAfterMs?: number; silentMs?: number; timeoutMs?: number; message?: string }
+   * with 'stalled'; `timeoutMs` with 'timeout'; `message` where the transport said what happened (the
+   * fetch transport); `code` and `reason`, a socket's close event's. */
+  | { type: 'ended'; cause: TraceCause; status?: number; retryAfterMs?: number; silentMs?: number; timeoutMs?: number; message?: string; code?: number; reason?: string }
   /** A probe (option probe) went out for the failed attempt's status. */
   | { type: 'probe' }
   /** The probe's answer; 0 when the probe itself failed. */
@@ -112,7 +114,8 @@ export type TraceRecord = { time: number } & (
   | { type: 'asleep' }
   /** No more attempts: maxAttempts reached, a 401/403/404/410, a URL that can never be fetched. */
   | { type: 'giveup'; attempts: number }
-  /** Closed for good, by close() (or the signal, or until) or by the server (a 204, a clean end). */
+  /** The status became 'closed': by close() (or the signal, or until), for good; or by the server (a 204, for
+   * good; a socket's clean close, which reconnectNow() may reopen). */
   | { type: 'closed'; by: 'user' | 'server' }
 );
 

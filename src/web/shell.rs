@@ -229,9 +229,11 @@ impl Shared {
                 let mut next = None;
                 while let Some(&command) = core.queue.get(core.head) {
                     core.head += 1;
-                    // A callback closed the client: news queued before that is stale; effects still run.
-                    // (News the machine queued with its own end, as for a 204, is not.)
-                    if !(core.head <= core.stale && is_stale_news(&command)) {
+                    // A callback closed the client: news, and effects that would start something (a
+                    // source, a timer, a probe: the close's own commands would only undo them), queued
+                    // before that are stale; effects that stop something still run. (What the machine
+                    // queued with its own end, as for a 204, is not stale.)
+                    if !(core.head <= core.stale && is_stale_after_close(&command)) {
                         next = Some(command);
                         break;
                     }
@@ -441,14 +443,21 @@ pub(crate) fn delay_ms(ms: f64) -> u32 {
     ms as u32
 }
 
-/// Notifications that mean nothing once the client is closed.
-fn is_stale_news(command: &Command) -> bool {
+/// Commands that mean nothing once the client is closed: notifications (the trace's steps among them), and
+/// effects that start something (a request would go out after `close()`), whose undoing the close queued.
+/// Cancelling what was never started finds an empty slot.
+fn is_stale_after_close(command: &Command) -> bool {
     match command {
         Command::Status(status) => *status != Status::Closed,
         Command::ReportError | Command::Connected { .. } => true,
         Command::RetryScheduled { .. } | Command::GaveUp { .. } => true,
         Command::ResumeIdDropped { .. } | Command::Unauthorized { .. } => true,
-        Command::StallsRecur { .. } => true,
-        _ => false,
+        Command::StallsRecur { .. } | Command::Trace(_) => true,
+        Command::OpenSource { .. } | Command::Probe { .. } => true,
+        Command::ArmTimer { .. } | Command::ArmWatchdog { .. } | Command::ArmPause { .. } => true,
+        Command::CloseSource
+        | Command::DisarmTimer
+        | Command::DisarmPause
+        | Command::CancelProbe => false,
     }
 }

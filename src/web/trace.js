@@ -13,7 +13,8 @@ const MS_OF_CAUSE = [, 'retryAfterMs', , 'silentMs', 'timeoutMs'];
 
 /**
  * The record of one trace note (`a`, `b`, `c` as trace_note gives them). `lastEventId` is the id the
- * client holds, which an attempt's record carries when it sends it (in its URL, or in a fetch's header).
+ * client holds, which an attempt's record carries when it sends it (in its URL, in a fetch's header, or in
+ * the header of the browser's own retry).
  */
 export function traceRecord(record, a, b, c, lastEventId) {
   const kind = a % 16, detail = ((a - kind) / 16) % 16, count = Math.floor(a / 256);
@@ -23,14 +24,17 @@ export function traceRecord(record, a, b, c, lastEventId) {
     r.trigger = TRIGGERS[detail];
     // Not known yet while a URL function's Promise is pending (its attempt's URL arrives later).
     r.url = record.connection && !record.connection.awaitingUrl ? record.currentUrl : undefined;
-    r.lastEventId = b === 1 || record.fetchOptions ? lastEventId : '';
+    r.lastEventId = b === 1 || record.fetchOptions || r.trigger === 'browser' ? lastEventId : '';
   } else if (kind === T_OPEN) r.attempt = count;
   else if (kind === T_ENDED) {
     r.cause = CAUSES[detail];
     if (detail === STATUS_CAUSE) r.status = count;
     if (b >= 0) r[MS_OF_CAUSE[detail]] = b;
-    // What the transport said of it (the fetch transport's error events have a message).
-    if (typeof record.event?.message === 'string') r.message = record.event.message;
+    // What the transport said of it: the fetch transport's error events have a message, a socket's close
+    // event its code and reason.
+    const e = record.event;
+    if (typeof e?.message === 'string') r.message = e.message;
+    if (typeof e?.code === 'number') (r.code = e.code), (r.reason = e.reason);
   } else if (kind === T_PROBED) r.status = count;
   else if (kind === T_WAIT) {
     r.attempt = count;

@@ -219,7 +219,8 @@ test('after a drop the reconnect URL carries the last id, and no event is lost',
 
 test("reconnect: 'browser' leaves reconnecting to the browser", async () => {
   await plan('browser', 'retry:150+events:2,events:1', '503');
-  const es = new ManagedEventSource(url('browser'), { reconnect: 'browser' });
+  const records = [];
+  const es = new ManagedEventSource(url('browser'), { reconnect: 'browser', trace: (r) => records.push(r) });
   const seen = watch(es);
   const gaveUp = recorder();
   es.ongiveup = gaveUp;
@@ -233,6 +234,11 @@ test("reconnect: 'browser' leaves reconnecting to the browser", async () => {
   ok(l.attempts[1].t - l.attempts[0].t >= 140);
   eq([l.attempts[1].lastEventIdHeader, l.attempts[2].lastEventIdHeader], ['2', '3']);
   eq(gaveUp.calls.length, 1);
+  // The trace: the browser's own retries, with the id its header carries; told when the browser begins to
+  // wait (its error event), as nothing tells the page when it reconnects.
+  const retries = records.filter((r) => r.type === 'attempt' && r.trigger === 'browser');
+  eq(retries.map((r) => [r.attempt, r.lastEventId]), [[1, '2'], [1, '3']]); // each opened: a fresh ladder
+  eq(records.map((r) => r.type), ['attempt', 'open', 'ended', 'attempt', 'open', 'ended', 'attempt', 'ended', 'giveup', 'closed']);
 });
 
 test('reconnect: false ends on the first error; reconnectNow() still revives it', async () => {

@@ -84,6 +84,21 @@ test('after the server closes it, reconnectNow opens it again; after close(), no
   eq(l.closes.at(-1), { code: 4001, reason: 'done here' });
 });
 
+test('trace: a clean close is recorded with its code and is not final; reconnectNow() reopens it, and close() ends the record', async () => {
+  await plan('ws-trace', 'close:1000', 'stream');
+  const records = [];
+  const ws = new ManagedWebSocket(wsUrl('ws-trace'), { ...fast, trace: (r) => records.push(r) });
+  ok(await until(3000, () => ws.status === 'closed'));
+  ws.reconnectNow();
+  ok(await until(3000, () => ws.status === 'open'));
+  ws.close();
+  eq(records.map((r) => r.type), ['attempt', 'open', 'ended', 'closed', 'attempt', 'open', 'closed']);
+  eq([records[2].cause, records[2].code], ['serverEnded', 1000]);
+  eq([records[3].by, records[4].trigger, records[6].by], ['server', 'reconnectNow', 'user']);
+  eq(records[0].url, wsUrl('ws-trace'));
+  eq((await log('ws-trace')).attempts.length, 2, 'one attempt record per connection');
+});
+
 test('close() after the server closed the socket is final: reconnectNow() opens nothing, the page is let go', async () => {
   // The bug a review found: the server's clean close left status 'closed' (which reconnectNow may revive),
   // and the user's close() then did nothing, so a later reconnectNow() opened a second life.

@@ -230,3 +230,49 @@ test('with probe, the EventSource transport\'s failure is probed: the records sh
       globalThis.fetch = hadFetch;
     }
   }));
+
+test('close() from a callback stops the trace there: nothing the machine had queued is recorded after it, and no probe goes out', { skip }, async () => {
+  for (const at of ['ended', 'onerror']) {
+    await onClock(async (clock) => {
+      const server = scriptServer().attempt((a) => a.open().send('x').drop()).attempt((a) => a.open());
+      const types = [];
+      const es = new ManagedEventSource('https://api.test/feed', {
+        transport: 'fetch',
+        fetch: server.fetch,
+        trace(r) {
+          types.push(r.type);
+          if (r.type === at) this.close();
+        },
+      });
+      es.onerror = () => at === 'onerror' && es.close();
+      let told = 0;
+      es.onretry = () => told++;
+      await clock.settle();
+      assert.equal(es.status, 'closed');
+      assert.deepEqual(types, ['attempt', 'open', 'ended', 'closed'], `close() at ${at}`);
+      assert.equal(told, 0, 'no retry told after close()');
+      assert.equal(clock.pending, 0);
+    });
+  }
+  // The EventSource transport with probe: close() in onerror, while the probe is queued.
+  await onClock(async (clock) => {
+    const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
+    const hadFetch = globalThis.fetch;
+    try {
+      const server = scriptServer().attempt((a) => a.status(503)).attempt((a) => a.open());
+      globalThis.EventSource = server.EventSource;
+      globalThis.fetch = server.fetch;
+      const types = [];
+      const es = new MainEventSource('https://api.test/feed', { probe: true, trace: (r) => types.push(r.type) });
+      es.onerror = () => es.close();
+      await clock.settle();
+      await clock.settle();
+      assert.deepEqual(types, ['attempt', 'ended', 'closed']);
+      assert.equal(server.requests.length, 1, 'no probe request after close()');
+    } finally {
+      if (had) Object.defineProperty(globalThis, 'EventSource', had);
+      else delete globalThis.EventSource;
+      globalThis.fetch = hadFetch;
+    }
+  });
+});
