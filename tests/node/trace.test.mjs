@@ -24,6 +24,22 @@ async function onClock(story, seed = 1) {
   }
 }
 
+/** Runs `story()` with `server`'s stand-in as the global EventSource (and, with `fetch`, its fetch as the
+ * global fetch, which a probe uses), each put back after. */
+async function withStandIn(server, story, { fetch = false } = {}) {
+  const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
+  const hadFetch = globalThis.fetch;
+  globalThis.EventSource = server.EventSource;
+  if (fetch) globalThis.fetch = server.fetch;
+  try {
+    return await story();
+  } finally {
+    if (had) Object.defineProperty(globalThis, 'EventSource', had);
+    else delete globalThis.EventSource;
+    globalThis.fetch = hadFetch;
+  }
+}
+
 /** The records without their transport's words (a message says what the transport saw). */
 const plain = (records) => records.map(({ message, ...r }) => r);
 
@@ -60,13 +76,11 @@ test('a traced outage: the attempts, what each carried, what ended it, and each 
 
 test('the EventSource transport: an attempt carries the id only in its URL, and a stall is the watchdog\'s verdict', { skip }, () =>
   onClock(async (clock) => {
-    const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
-    try {
-      const server = scriptServer()
-        .attempt((a) => a.open().send({ id: '7', data: 'a' }).drop())
-        .attempt((a) => a.open().send({ id: '8', data: 'b' }).stall())
-        .attempt((a) => a.open());
-      globalThis.EventSource = server.EventSource;
+    const server = scriptServer()
+      .attempt((a) => a.open().send({ id: '7', data: 'a' }).drop())
+      .attempt((a) => a.open().send({ id: '8', data: 'b' }).stall())
+      .attempt((a) => a.open());
+    await withStandIn(server, async () => {
       const records = [];
       // No lastEventIdParam: an EventSource made by us cannot send the header, so nothing carries the id.
       const es = new MainEventSource('https://api.test/feed', { jitter: 'none', baseMs: 100, stallTimeoutMs: 4000, trace: (r) => records.push(r) });
@@ -83,20 +97,15 @@ test('the EventSource transport: an attempt carries the id only in its URL, and 
       es.close();
       assert.equal(records.at(-1).type, 'closed');
       assert.equal(clock.pending, 0);
-    } finally {
-      if (had) Object.defineProperty(globalThis, 'EventSource', had);
-      else delete globalThis.EventSource;
-    }
+    });
   }));
 
 test('with lastEventIdParam the EventSource transport\'s reconnects carry the id, and the record says so', { skip }, () =>
   onClock(async (clock) => {
-    const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
-    try {
-      const server = scriptServer()
-        .attempt((a) => a.open().send({ id: '42', data: 'a' }).drop())
-        .attempt((a) => a.open());
-      globalThis.EventSource = server.EventSource;
+    const server = scriptServer()
+      .attempt((a) => a.open().send({ id: '42', data: 'a' }).drop())
+      .attempt((a) => a.open());
+    await withStandIn(server, async () => {
       const records = [];
       const es = new MainEventSource('https://api.test/feed', { lastEventIdParam: 'lastEventId', trace: (r) => records.push(r) });
       await clock.runUntil(() => es.status === 'open' && server.requests.length === 2);
@@ -105,10 +114,7 @@ test('with lastEventIdParam the EventSource transport\'s reconnects carry the id
       assert.equal(second.url, 'https://api.test/feed?lastEventId=42');
       assert.equal(server.requests[1].url, second.url, 'the URL the record names is the one requested');
       es.close();
-    } finally {
-      if (had) Object.defineProperty(globalThis, 'EventSource', had);
-      else delete globalThis.EventSource;
-    }
+    });
   }));
 
 test('every told retry, status and give-up has its record, in the order the client tells them', { skip }, () =>
@@ -199,17 +205,13 @@ test("the first attempt's record, told while the constructor runs, finds the cli
 
 test('with probe, the EventSource transport\'s failure is probed: the records show the probe, the status it saw, and a wait on its Retry-After', { skip }, () =>
   onClock(async (clock) => {
-    const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
-    const hadFetch = globalThis.fetch;
-    try {
-      // The stand-in's attempt answers 503 (an EventSource sees only an error); the probe, a fetch of the
-      // same URL, is the script's next attempt.
-      const server = scriptServer()
-        .attempt((a) => a.status(503))
-        .attempt((a) => a.status(503, { retryAfter: 2 }))
-        .attempt((a) => a.open());
-      globalThis.EventSource = server.EventSource;
-      globalThis.fetch = server.fetch;
+    // The stand-in's attempt answers 503 (an EventSource sees only an error); the probe, a fetch of the
+    // same URL, is the script's next attempt.
+    const server = scriptServer()
+      .attempt((a) => a.status(503))
+      .attempt((a) => a.status(503, { retryAfter: 2 }))
+      .attempt((a) => a.open());
+    await withStandIn(server, async () => {
       const records = [];
       const es = new MainEventSource('https://api.test/feed', { probe: true, trace: (r) => records.push(r) });
       await clock.runUntil(() => es.status === 'open');
@@ -224,11 +226,7 @@ test('with probe, the EventSource transport\'s failure is probed: the records sh
         { type: 'open', attempt: 1 },
         { type: 'closed', by: 'user' },
       ]);
-    } finally {
-      if (had) Object.defineProperty(globalThis, 'EventSource', had);
-      else delete globalThis.EventSource;
-      globalThis.fetch = hadFetch;
-    }
+    }, { fetch: true });
   }));
 
 test('close() from a callback stops the trace there: nothing the machine had queued is recorded after it, and no probe goes out', { skip }, async () => {
@@ -256,12 +254,8 @@ test('close() from a callback stops the trace there: nothing the machine had que
   }
   // The EventSource transport with probe: close() in onerror, while the probe is queued.
   await onClock(async (clock) => {
-    const had = Object.getOwnPropertyDescriptor(globalThis, 'EventSource');
-    const hadFetch = globalThis.fetch;
-    try {
-      const server = scriptServer().attempt((a) => a.status(503)).attempt((a) => a.open());
-      globalThis.EventSource = server.EventSource;
-      globalThis.fetch = server.fetch;
+    const server = scriptServer().attempt((a) => a.status(503)).attempt((a) => a.open());
+    await withStandIn(server, async () => {
       const types = [];
       const es = new MainEventSource('https://api.test/feed', { probe: true, trace: (r) => types.push(r.type) });
       es.onerror = () => es.close();
@@ -269,10 +263,6 @@ test('close() from a callback stops the trace there: nothing the machine had que
       await clock.settle();
       assert.deepEqual(types, ['attempt', 'ended', 'closed']);
       assert.equal(server.requests.length, 1, 'no probe request after close()');
-    } finally {
-      if (had) Object.defineProperty(globalThis, 'EventSource', had);
-      else delete globalThis.EventSource;
-      globalThis.fetch = hadFetch;
-    }
+    }, { fetch: true });
   });
 });
