@@ -830,12 +830,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 if self.source_live() {
                     self.close_source(out);
                     self.report(Cause::Unusable, out);
-                    self.phase = Phase::Stopped;
-                    self.gave_up_trace(out);
-                    self.set_status(Status::Failed, out);
-                    out.push(Command::GaveUp {
-                        attempts: self.ladder.attempt(),
-                    });
+                    self.give_up(Phase::Stopped, out);
                 }
             }
             Input::Stalled => {
@@ -901,15 +896,6 @@ impl<R: Random, I: EventId> Machine<R, I> {
         out.push(Command::ReportError);
     }
 
-    fn gave_up_trace(&self, out: &mut Vec<Command>) {
-        self.trace(
-            Step::GaveUp {
-                attempts: self.ladder.attempt(),
-            },
-            out,
-        );
-    }
-
     /// A server's ask cut to `max_hint_ms`, and where it came from (`source`, or [`Bound::MaxHintMs`] when
     /// cut).
     fn hint_cut(&self, ms: u32, source: Bound) -> (u32, Bound) {
@@ -972,7 +958,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
         self.uptime_counts();
         self.phase = Phase::Failed;
         if self.config.mode == Reconnect::Never {
-            self.give_up(out);
+            self.give_up(Phase::Failed, out);
         } else {
             self.schedule(out);
         }
@@ -999,19 +985,10 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 self.set_status(Status::Closed, out);
             }
             Some(status @ (401 | 403)) => {
-                self.phase = Phase::Stopped;
-                self.gave_up_trace(out);
-                self.set_status(Status::Failed, out);
+                self.stop_attempts(Phase::Stopped, out);
                 out.push(Command::Unauthorized { status });
             }
-            Some(404 | 410) => {
-                self.phase = Phase::Stopped;
-                self.gave_up_trace(out);
-                self.set_status(Status::Failed, out);
-                out.push(Command::GaveUp {
-                    attempts: self.ladder.attempt(),
-                });
-            }
+            Some(404 | 410) => self.give_up(Phase::Stopped, out),
             _ => {
                 if let (Some(429 | 503), Some(ms)) = (status, retry_after_ms) {
                     let (ms, source) = self.hint_cut(ms, Bound::RetryAfter);
@@ -1021,7 +998,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 if self.config.mode == Reconnect::Backoff {
                     self.schedule(out);
                 } else {
-                    self.give_up(out);
+                    self.give_up(Phase::Failed, out);
                 }
             }
         }
@@ -1182,8 +1159,7 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     if probe {
                         return self.probe(out);
                     }
-                    self.phase = Phase::Failed;
-                    self.give_up(out);
+                    self.give_up(Phase::Failed, out);
                 } else if self.ladder.next_delay(&mut self.rng).is_some() {
                     // The browser retries by itself; the draw only counts the attempt.
                     if self.watchdog {
@@ -1204,15 +1180,13 @@ impl<R: Random, I: EventId> Machine<R, I> {
                 } else {
                     self.close_source(out);
                     self.report(cause, out);
-                    self.phase = Phase::Failed;
-                    self.give_up(out);
+                    self.give_up(Phase::Failed, out);
                 }
             }
             Reconnect::Never => {
                 self.close_source(out);
                 self.report(cause, out);
-                self.phase = Phase::Failed;
-                self.give_up(out);
+                self.give_up(Phase::Failed, out);
             }
         }
     }
@@ -1239,14 +1213,26 @@ impl<R: Random, I: EventId> Machine<R, I> {
                     delay_ms: ms,
                 });
             }
-            None => self.give_up(out),
+            None => self.give_up(Phase::Failed, out),
         }
     }
 
-    fn give_up(&mut self, out: &mut Vec<Command>) {
-        self.phase = Phase::Failed;
-        self.gave_up_trace(out);
+    /// No more attempts, in `phase`: [`Phase::Failed`] (a wake retries) or [`Phase::Stopped`] (only
+    /// `RetryNow` does). Traced and told as status `failed`; the caller then says why.
+    fn stop_attempts(&mut self, phase: Phase, out: &mut Vec<Command>) {
+        self.phase = phase;
+        self.trace(
+            Step::GaveUp {
+                attempts: self.ladder.attempt(),
+            },
+            out,
+        );
         self.set_status(Status::Failed, out);
+    }
+
+    /// [`Machine::stop_attempts`], told as [`Command::GaveUp`].
+    fn give_up(&mut self, phase: Phase, out: &mut Vec<Command>) {
+        self.stop_attempts(phase, out);
         out.push(Command::GaveUp {
             attempts: self.ladder.attempt(),
         });

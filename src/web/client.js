@@ -284,7 +284,7 @@ export function announce(record) {
 /** What the shell tells the client (and what share.js's followers hear from the leader). Never throws. */
 export const notify = guard(function notify(record, what, a, b, c) {
   // A trace is the leader's own: the tabs that follow it made no attempt.
-  if (what === N_TRACE) return call(record.trace, traceRecord(record, a, b, c, lastEventIdOf(record)), record.client);
+  if (what === N_TRACE) return call(record.trace, traceRecord(record, a, b, c, lastEventIdOf), record.client);
   record.share?.note(what, a, b);
   const { client, callbacks, handlers } = record;
   if (what === N_STATUS) tellStatus(record, a);

@@ -7,16 +7,15 @@
 import { T_ATTEMPT, T_OPEN, T_ENDED, T_PROBED, T_WAIT, T_GAVE_UP, T_CLOSED, TRACE_TYPES, TRIGGERS, CAUSES, BOUNDS } from './boundary.js';
 import { now } from './effects.js';
 
-/** The causes whose count is a status, and which name their `b`. */
-const STATUS_CAUSE = 1;
-const MS_OF_CAUSE = [, 'retryAfterMs', , 'silentMs', 'timeoutMs'];
+/** The field an `ended` record's `b` (ms) goes in, by cause. */
+const MS_OF_CAUSE = { status: 'retryAfterMs', stalled: 'silentMs', timeout: 'timeoutMs' };
 
 /**
- * The record of one trace note (`a`, `b`, `c` as trace_note gives them). `lastEventId` is the id the
- * client holds, which an attempt's record carries when it sends it (in its URL, in a fetch's header, or in
- * the header of the browser's own retry).
+ * The record of one trace note (`a`, `b`, `c` as trace_note gives them). `lastEventIdOf(record)` is the id
+ * the client holds, which an attempt's record carries when it sends it (in its URL, in a fetch's header, or
+ * in the header of the browser's own retry).
  */
-export function traceRecord(record, a, b, c, lastEventId) {
+export function traceRecord(record, a, b, c, lastEventIdOf) {
   const kind = a % 16, detail = ((a - kind) / 16) % 16, count = Math.floor(a / 256);
   const r = { type: TRACE_TYPES[kind], time: now() };
   if (kind === T_ATTEMPT) {
@@ -24,12 +23,12 @@ export function traceRecord(record, a, b, c, lastEventId) {
     r.trigger = TRIGGERS[detail];
     // Not known yet while a URL function's Promise is pending (its attempt's URL arrives later).
     r.url = record.connection && !record.connection.awaitingUrl ? record.currentUrl : undefined;
-    r.lastEventId = b === 1 || record.fetchOptions || r.trigger === 'browser' ? lastEventId : '';
+    r.lastEventId = b === 1 || record.fetchOptions || r.trigger === 'browser' ? lastEventIdOf(record) : '';
   } else if (kind === T_OPEN) r.attempt = count;
   else if (kind === T_ENDED) {
     r.cause = CAUSES[detail];
-    if (detail === STATUS_CAUSE) r.status = count;
-    if (b >= 0) r[MS_OF_CAUSE[detail]] = b;
+    if (r.cause === 'status') r.status = count;
+    if (b >= 0) r[MS_OF_CAUSE[r.cause]] = b;
     // What the transport said of it: the fetch transport's error events have a message, a socket's close
     // event its code and reason.
     const e = record.event;

@@ -40,6 +40,21 @@ async function withStandIn(server, story, { fetch = false } = {}) {
   }
 }
 
+/** A fetch-transport client of `server` whose trace keeps each record's type and calls close() (as `this`)
+ * at a record of type `at`. */
+function closingAt(server, at) {
+  const types = [];
+  const es = new ManagedEventSource('https://api.test/feed', {
+    transport: 'fetch',
+    fetch: server.fetch,
+    trace(r) {
+      types.push(r.type);
+      if (r.type === at) this.close();
+    },
+  });
+  return { es, types };
+}
+
 /** The records without their transport's words (a message says what the transport saw). */
 const plain = (records) => records.map(({ message, ...r }) => r);
 
@@ -156,15 +171,7 @@ test('a trace function that throws is reported and changes nothing; one that cal
       globalThis.reportError = had;
     }
     const server = scriptServer().attempt((a) => a.fail()).attempt((a) => a.open());
-    const types = [];
-    const es = new ManagedEventSource('https://api.test/feed', {
-      transport: 'fetch',
-      fetch: server.fetch,
-      trace(r) {
-        types.push(r.type);
-        if (r.type === 'wait') this.close();
-      },
-    });
+    const { es, types } = closingAt(server, 'wait');
     await clock.settle();
     await clock.runUntil(() => es.status === 'closed');
     assert.deepEqual(types, ['attempt', 'ended', 'wait', 'closed']);
@@ -233,15 +240,7 @@ test('close() from a callback stops the trace there: nothing the machine had que
   for (const at of ['ended', 'onerror']) {
     await onClock(async (clock) => {
       const server = scriptServer().attempt((a) => a.open().send('x').drop()).attempt((a) => a.open());
-      const types = [];
-      const es = new ManagedEventSource('https://api.test/feed', {
-        transport: 'fetch',
-        fetch: server.fetch,
-        trace(r) {
-          types.push(r.type);
-          if (r.type === at) this.close();
-        },
-      });
+      const { es, types } = closingAt(server, at);
       es.onerror = () => at === 'onerror' && es.close();
       let told = 0;
       es.onretry = () => told++;
