@@ -299,7 +299,7 @@ export interface ResumableStreams {
   readonly size: number;
   /** Starts a stream without a request; returns its id. */
   start(produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): string;
-  /** No last id: start `produce` as a new stream. A last id `<stream>:<n>`: the rest of that stream, or 204. */
+  /** No last id: start `produce` as a new stream. A last id `<stream>:<n>`: the rest of that stream; 204 when it is over and fully sent, 410 when no such stream is held here. */
   serve(req: any, res: any, produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): void;
   response(request: Request, produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): Response;
 }

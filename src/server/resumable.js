@@ -1,8 +1,10 @@
 // Resumable streams started by a request (an LLM completion over POST): the producer runs once, to its end,
 // whoever is listening; every chunk is kept with an id `<stream id>:<n>`, so a client that drops (our fetch
 // transport sends `Last-Event-ID` and the same POST again) is sent what it missed and then the rest. A
-// request whose last id names no stream held here, or one that is over and fully sent, is answered 204:
-// nothing to resume, which ends a managed-eventsource client (and a native EventSource) for good.
+// request whose last id names a stream that is over and fully sent is answered 204: nothing more, which
+// ends a managed-eventsource client (and a native EventSource) as `closed`. One whose id names no stream
+// held here (never started here, let go after keepMs, or not an id this module issues) is answered 410:
+// what it missed cannot be sent, which ends a managed-eventsource client as `failed`, never as finished.
 //
 // What must stay true:
 // - A stream's first event (`event: stream`, id `<stream id>:0`, data the stream id) goes out before any
@@ -26,7 +28,8 @@ function streamId() {
 /**
  * `serve(req, res, produce)` (node:http, Express) and `response(request, produce)` (Web): with no last id,
  * start `produce()` (an async or sync iterable of strings or `{ event, data }`) as a new stream and send it;
- * with one, resume that stream after it, or answer 204. Options: `keepMs` (how long an ended stream stays
+ * with one, resume that stream after it; answer 204 when it is over and fully sent, 410 when no such stream is
+ * held here. Options: `keepMs` (how long an ended stream stays
  * resumable, default 5 minutes), `maxEvents` (chunks a stream holds, default 100,000; past it the producer's
  * chunks are dropped and an `error` event says so), `lastEventIdParam` (default 'lastEventId'),
  * `maxBufferedBytes` (a client this far behind as the next chunk comes is sent no more: its stream ends and
@@ -101,11 +104,13 @@ export function createResumableStreams(options = {}) {
     return stream;
   }
 
-  /** `{ stream, from }` to send, or null when there is nothing to resume. */
+  /** `{ stream, from }` to send; `{ gone }` (the 410's text) when no such stream is held here; null when it
+   * is over and the client has all of it. */
   function resume(lastEventId) {
     const m = typeof lastEventId === 'string' ? RESUME_ID.exec(lastEventId) : null;
-    const stream = m && streams.get(m[1]);
-    if (!stream) return null;
+    if (!m) return { gone: `${PREFIX}: the last event id is not a resumable stream's (<16 hex digits>:<n>)` };
+    const stream = streams.get(m[1]);
+    if (!stream) return { gone: `${PREFIX}: stream ${m[1]} is not held here (never started here, or let go after keepMs): what it missed cannot be sent` };
     const from = Number(m[2]) + 1;
     if (stream.done && from >= stream.frames.length) return null;
     return { stream, from: Math.min(from, stream.frames.length) };
@@ -117,7 +122,7 @@ export function createResumableStreams(options = {}) {
     return q < 0 ? null : new URLSearchParams(url.slice(q + 1)).get(lastEventIdParam);
   }
 
-  /** What a request asks for: a new stream, a resume, or nothing (null). */
+  /** What a request asks for: a new stream, a resume, nothing more (null), or one it cannot have (`gone`). */
   function plan(lastEventId, produce) {
     if (lastEventId === null || lastEventId === '') return { stream: start(produce), from: 0 };
     return resume(lastEventId);
@@ -137,6 +142,10 @@ export function createResumableStreams(options = {}) {
         if (!p) {
           res.writeHead(204, { 'Cache-Control': 'no-store' });
           return res.end();
+        }
+        if (p.gone) {
+          res.writeHead(410, { 'Cache-Control': 'no-store', 'Content-Type': 'text/plain; charset=utf-8' });
+          return res.end(p.gone);
         }
         res.writeHead(200, HEADERS);
         // What was sent so far in one write, and live chunks once a task (batched): one HTTP chunk each.
@@ -172,6 +181,7 @@ export function createResumableStreams(options = {}) {
       try {
         const p = plan(lastEventIdOf(request.headers.get('last-event-id'), request.url), produce);
         if (!p) return new Response(null, { status: 204, headers: { 'Cache-Control': 'no-store' } });
+        if (p.gone) return new Response(p.gone, { status: 410, headers: { 'Cache-Control': 'no-store', 'Content-Type': 'text/plain; charset=utf-8' } });
         let listener;
         const body = new ReadableStream(
           {

@@ -1,7 +1,7 @@
 // Resumable POST streams (an LLM completion): the server module's createResumableStreams against the
 // package's own fetch transport (pkg/fetch.js, in Node: the same fetch transport the browsers run). The
 // connection is cut mid-answer; the client resumes with Last-Event-ID, gets the rest once, and `until` ends it.
-// Nothing to resume is a 204. Needs the built package (npm test builds it before this step).
+// Nothing more to send is a 204 (finished); a stream not held here is a 410 (failed, not finished). Needs the built package (npm test builds it before this step).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -95,14 +95,17 @@ test('a POST stream cut mid-answer resumes from its last event id with the fetch
     assert.match(requests[1].lastEventId, /^[0-9a-f]{16}:4$/, 'the resume names the stream and its fourth token');
     assert.equal(requests[1].method, 'POST');
     assert.equal(requests[1].body, '{"prompt":"fox"}');
-    // Nothing to resume: a stream that is over and fully sent, or one never started here, is a 204.
+    // Nothing more: a stream that is over and fully sent is a 204 (finished). One not held here (never
+    // started here, let go) or an id no stream has is a 410 that says which: what it missed cannot be sent.
     const streamId = requests[1].lastEventId.split(':')[0];
     const over = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': `${streamId}:${words.length + 1}` } });
     assert.equal(over.status, 204);
     const unknown = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': 'ffffffffffffffff:3' } });
-    assert.equal(unknown.status, 204);
+    assert.equal(unknown.status, 410);
+    assert.match(await unknown.text(), /stream ffffffffffffffff is not held here/);
     const garbage = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': 'x'.repeat(4000) } });
-    assert.equal(garbage.status, 204);
+    assert.equal(garbage.status, 410);
+    assert.match(await garbage.text(), /not a resumable stream's/);
     // Resuming a finished stream from the middle replays the rest and ends.
     const rest = await fetch(`${s.url}/v1/chat`, { method: 'POST', headers: { 'Last-Event-ID': `${streamId}:6` } });
     assert.equal((await rest.text()).replace(/id: \S+\n/g, ''), 'data:  the\n\ndata:  lazy\n\ndata:  dog\n\ndata: [DONE]\n\n');
@@ -112,7 +115,53 @@ test('a POST stream cut mid-answer resumes from its last event id with the fetch
   }
 });
 
-test('a resumable stream as a Web Response: the first event names the stream, a resume gets the rest, nothing left is a 204', async () => {
+test('a cut answer whose stream the server no longer holds (the node restarted) ends failed, not closed as if finished', { skip: built ? false : NOT_BUILT }, async () => {
+  const { createManagedStream } = await import(fetchEntry);
+  const producer = tokens(['one', ' two', ' three']);
+  let streams = createResumableStreams();
+  const requests = [];
+  const responses = [];
+  const s = await listen((req, res) => {
+    res.shouldKeepAlive = false;
+    requests.push(req.headers['last-event-id'] ?? null);
+    responses.push(res);
+    req.resume();
+    req.on('end', () => streams.serve(req, res, producer.produce));
+  });
+  const got = [];
+  const statuses = [];
+  const giveups = [];
+  let wake = () => {};
+  const waitFor = (cond, what) =>
+    new Promise((resolve, reject) => {
+      if (cond()) return resolve();
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}: ${JSON.stringify({ got, statuses, requests })}`)), 10_000);
+      wake = () => cond() && (clearTimeout(timer), resolve());
+    });
+  const stop = createManagedStream(
+    `${s.url}/v1/chat`,
+    { onMessage: (ev) => (got.push(ev.data), wake()), onStatus: (st) => (statuses.push(st), wake()), onGiveUp: (attempts) => (giveups.push(attempts), wake()) },
+    { transport: 'fetch', method: 'POST', body: '{}', until: (ev) => ev.data === '[DONE]', baseMs: 20, maxMs: 50 },
+  );
+  try {
+    producer.next();
+    await waitFor(() => got.length === 1, 'the first token');
+    // The node restarts: its streams are gone with it; the connection drops mid-answer.
+    streams = createResumableStreams();
+    responses[0].destroy();
+    await waitFor(() => statuses.at(-1) === 'failed', 'the failed status');
+    assert.deepEqual(got, ['one']);
+    assert.match(requests[1], /^[0-9a-f]{16}:1$/, 'the resume named the stream and its last token');
+    assert.equal(requests.length, 2, 'a 410 is not retried');
+    assert.equal(giveups.length, 1);
+    assert.ok(!statuses.includes('closed'), `an interrupted answer is not finished: ${statuses}`);
+  } finally {
+    stop();
+    await s.close();
+  }
+});
+
+test('a resumable stream as a Web Response: the first event names the stream, a resume gets the rest, nothing left is a 204, no such stream a 410', async () => {
   const streams = createResumableStreams();
   const producer = tokens(['a', 'b']);
   const first = streams.response(new Request('http://x/v1/chat', { method: 'POST' }), producer.produce);
@@ -131,6 +180,11 @@ test('a resumable stream as a Web Response: the first event names the stream, a 
   assert.equal(await resumed.text(), `id: ${id}:2\ndata: b\n\nid: ${id}:3\ndata: [DONE]\n\n`);
   const none = streams.response(new Request('http://x/v1/chat', { method: 'POST', headers: { 'Last-Event-ID': `${id}:3` } }), () => assert.fail());
   assert.equal(none.status, 204);
+  for (const lastEventId of ['0123456789abcdef:1', `${id}`, `${id}:01`, 'garbage']) {
+    const gone = streams.response(new Request('http://x/v1/chat', { method: 'POST', headers: { 'Last-Event-ID': lastEventId } }), () => assert.fail('a resume starts nothing'));
+    assert.equal(gone.status, 410, lastEventId);
+    assert.match(await gone.text(), /managed-eventsource\/server: /);
+  }
   assert.throws(() => createResumableStreams({ keepMs: -1 }), RangeError);
 });
 
