@@ -267,7 +267,9 @@ export function openTopic(name, store, log) {
       // An id that does not parse is told to reload from the head, which a read of no events gives.
       let position = X ?? '0-0';
       let limit = X === null ? 0 : maxReplay;
-      for (let attempt = 0; attempt < 3; attempt++) {
+      // At most two reads: the second is never shared, so it is issued after this connection attached and
+      // returns at the issuedAt check below.
+      for (let attempt = 0; attempt < 2; attempt++) {
         const entry = read(position, limit, attempt > 0);
         const snap = await entry.promise;
         if (!conn.active) return conn;
@@ -276,7 +278,7 @@ export function openTopic(name, store, log) {
           conn.reloadFrom = snap.head;
           return conn;
         }
-        if (attempt === 0 ? X === null || !snap.complete || snap.more : !snap.complete || snap.more) {
+        if (X === null || !snap.complete || snap.more) {
           // Also when reading on from a shared snapshot: what it could not give is never skipped silently.
           // start() writes it, with the newest id known then (see startAttachment).
           conn.reload = X === null ? 'invalid' : snap.more ? 'too-far' : 'unknown';
@@ -302,6 +304,7 @@ export function openTopic(name, store, log) {
         position = P; // the window does not reach back to the shared snapshot: read on from it, unshared
         limit = maxReplay;
       }
+      // Not reached (see the loop); should the invariant ever break, the client reloads: never a silent gap.
       conn.reload = 'unknown';
       return conn;
     } catch (error) {
