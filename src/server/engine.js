@@ -100,6 +100,13 @@ export function openTopic(name, store, log) {
   }
   const windowLast = () => (recentWindow.events.length > recentWindow.from ? recentWindow.events[recentWindow.events.length - 1].id : recentWindow.start);
   const windowAfter = (id) => recentWindow.events.slice(after(recentWindow.events, id, recentWindow.from));
+  /** Queues `events` for a connection's replay (a gap marker among them is a reload event it is sent). */
+  function replayTo(conn, events) {
+    for (const ev of events) {
+      if (ev.gap) stats.reloads++;
+      conn.replay(frame(ev));
+    }
+  }
 
   // An event fed while another is being dispatched (a writer that appends, to a memory store) waits for it,
   // so that every connection sees the events in one order.
@@ -135,6 +142,7 @@ export function openTopic(name, store, log) {
       else if (c.skipThrough !== null && compareIds(ev.id, c.skipThrough) <= 0) continue;
       else {
         c.skipThrough = null;
+        if (ev.gap) stats.reloads++; // a gap marker reaches each client as a reload event
         send(c, text);
       }
     }
@@ -155,8 +163,10 @@ export function openTopic(name, store, log) {
       if (next === topicStatus) return;
       topicStatus = next;
       if (next === 'ready' && gapPending) writeGapMarker();
-      // The log's status, its errors and onstatus are its own store's: a topic's store shares its connection.
+      // The log's status and onstatus are its own store's; a topic's store that cannot deliver is told as an
+      // error of its own (onerror, storeErrors, the topics_unavailable gauge).
       if (name === null) log.storeStatus(next, error);
+      else log.topicStatus(name, next, error);
     },
     /** The feed is not continuous with what the window holds (a store that lost its data). */
     reset(position = null) {
@@ -166,6 +176,9 @@ export function openTopic(name, store, log) {
       reads.clear();
     },
   });
+
+  // A topic's store that failed while it opened (its feed's connection refused) is told as it attaches.
+  if (name !== null && topicStatus === 'unavailable') log.topicStatus(name, topicStatus, store.error ?? undefined);
 
   // One gap marker at a time covers every event sent with no id before it was appended; one that fails while
   // the store is ready is tried again (a store that goes unavailable tries again when it is back).
@@ -260,7 +273,7 @@ export function openTopic(name, store, log) {
       const replay = X !== null && windowJoins(X) && compareIds(X, windowLast() ?? X) <= 0 ? windowAfter(X) : null;
       if (replay !== null && replay.length <= maxReplay) {
         stats.windowServed++;
-        for (const ev of replay) conn.replay(frame(ev));
+        replayTo(conn, replay);
         conn.skipThrough = windowLast();
         return conn;
       }
@@ -285,7 +298,7 @@ export function openTopic(name, store, log) {
           conn.reloadFrom = snap.head;
           return conn;
         }
-        for (const ev of snap.events) conn.replay(frame(ev));
+        replayTo(conn, snap.events);
         const P = snap.head;
         if (P === null) return conn; // an empty log: everything from now on is live
         if (entry.issuedAt >= conn.issuedAt) {
@@ -297,7 +310,7 @@ export function openTopic(name, store, log) {
         if (windowJoins(P)) {
           // A shared read issued earlier: the window holds what was fed between it and now.
           const last = windowLast();
-          for (const ev of windowAfter(P)) conn.replay(frame(ev));
+          replayTo(conn, windowAfter(P));
           conn.skipThrough = last !== null && compareIds(last, P) > 0 ? last : P;
           return conn;
         }
@@ -338,6 +351,15 @@ export function openTopic(name, store, log) {
     attachClient,
     append,
     windowLast,
+    /** Its store's status: 'ready', or 'unavailable' while it cannot deliver live events (or be read). */
+    get status() {
+      return topicStatus;
+    },
+    /** An append to this topic elsewhere on this node was not stored: a gap marker follows, as for its own. */
+    oweGap() {
+      gapPending = true;
+      if (topicStatus === 'ready') writeGapMarker();
+    },
     get held() {
       return recentWindow.events.length;
     },

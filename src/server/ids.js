@@ -74,10 +74,12 @@ export function after(events, id, from = 0) {
   return lo;
 }
 
-/** A topic's name, checked: a string of 1 to 256 characters with no control characters. */
+/** A topic's name, checked: 1 to 256 characters (code points: an emoji is one) of well-formed Unicode with
+ * no control characters (C0, DEL or C1: they would reach Redis keys and metric labels raw). */
 export function topicName(name) {
   if (typeof name !== 'string') throw new TypeError(`${PREFIX}: a topic must be a string, not ${describe(name)}`);
-  if (name === '' || name.length > 256 || /[\u0000-\u001f\u007f]/.test(name) || !name.isWellFormed()) throw new RangeError(`${PREFIX}: a topic must be 1 to 256 characters of well-formed Unicode with no control characters, not ${describe(name.length > 64 ? name.slice(0, 64) + '...' : name)}`);
+  // Code points: one or two code units each, so only a name of 257 to 512 units is counted.
+  if (name === '' || name.length > 512 || !name.isWellFormed() || (name.length > 256 && [...name].length > 256) || /[\u0000-\u001f\u007f-\u009f]/.test(name)) throw new RangeError(`${PREFIX}: a topic must be 1 to 256 characters of well-formed Unicode with no control characters, not ${describe(name.length > 64 ? name.slice(0, 64) + '...' : name)}`);
   return name;
 }
 

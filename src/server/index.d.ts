@@ -176,7 +176,7 @@ export interface EventLogOptions {
   maxBufferedBytes?: number;
   /** The store's status changed: 'unavailable' (live events go on, with no id), 'ready' again. */
   onstatus?: (status: StoreStatus, error?: unknown) => void;
-  /** An unexpected error inside serve() or response(), which answered 500 or closed the stream, a connection's writer that threw (that connection alone is ended), or the store's error when it becomes 'unavailable' (Redis down, or its blocking XREAD refused: no live events). */
+  /** An unexpected error inside serve() or response(), which answered 500 or closed the stream, a connection's writer that threw (that connection alone is ended), or the store's error when it becomes 'unavailable' (Redis down, or its blocking XREAD refused: no live events), the log's own or a topic's (a StoreUnavailableError naming the topic: its feed's XREAD refused, its connection refused by maxclients, its Redis Cluster node silent). */
   onerror?: (error: unknown) => void;
   now?: () => number;
   random?: () => number;
@@ -197,6 +197,8 @@ export interface LogTopic {
   response(request: Request, options?: ServeOptions): Promise<Response>;
   /** Connections following this topic on this node. */
   readonly connections: number;
+  /** Where the topic is open on this node, its store's status ('unavailable' while its live events cannot be delivered, told to `onerror`); else null. */
+  readonly status: StoreStatus | null;
 }
 
 /** A client attached to the log: `start(write, end)` writes what it missed, then every live event. `end` is
@@ -219,7 +221,7 @@ export interface ServeOptions {
   retry?: string;
   /** More response headers. */
   headers?: Record<string, string>;
-  /** The topic to stream (1 to 256 characters, no control characters); default the log's own stream. A bad one is answered 400. */
+  /** The topic to stream (1 to 256 characters, each code point one, no control characters); default the log's own stream. A bad one is answered 400. */
   topic?: string | null;
 }
 
@@ -245,7 +247,7 @@ export interface EventLog {
    * RangeError for a bad entry; an Error whose `code` is 'STORE_BUSY' or 'STORE_NOT_SENT' (not stored) or
    * 'STORE_TIMEOUT' (Redis may still store it; the feed then delivers it, once). */
   append(entry: LogEntry): Promise<string | null>;
-  /** Rejects (code 'STORE_UNAVAILABLE') only when the store is down and the recent window cannot serve the id. */
+  /** Rejects (code 'STORE_UNAVAILABLE') when the store is down and the recent window cannot serve the id; during a drain, with code 'DRAINING' and `retryAfterMs` (when the window is over), so that the drain ends every connection on the node. */
   connect(lastEventId: string | null | undefined): Promise<LogConnection>;
   /** The Last-Event-ID header, else the query parameter, of a node:http or Web request. */
   lastEventId(request: { headers: unknown; url?: string }): string | null;

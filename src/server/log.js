@@ -26,6 +26,8 @@ const PREFIX = 'managed-eventsource/server';
 /** The longest `retry:` a drained connection is sent: a native EventSource then reconnects within it, ours
  * after its ladder's first step (up to baseMs, 1 s at the defaults); the window is what spreads them. */
 const DRAIN_RETRY_MS = 1000;
+/** How often a gap marker owed for a topic not open here is tried again while the store refuses it. */
+const GAP_RETRY_MS = 1000;
 
 /** A Prometheus label value, escaped (backslash, double quote, line feed). */
 const escapeLabel = (v) => String(v).replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : '\\' + c));
@@ -149,6 +151,12 @@ export function createEventLog(options = {}) {
       }
       onstatus?.(next, error);
     },
+    /** A named topic's store changed status: its failure is a store error of the log's (onerror names it). */
+    topicStatus(name, next, error) {
+      if (next !== 'unavailable') return;
+      stats.storeErrors++;
+      onerror?.(new StoreUnavailableError(`${PREFIX}: topic ${JSON.stringify(name)} is unavailable: ${error?.message ?? 'its store says so'}`, error));
+    },
   };
   const main = openTopic(null, store, engineContext);
   /** Named topics, open or opening: name -> { topic, opening } (topic null until its store is open). */
@@ -247,6 +255,7 @@ export function createEventLog(options = {}) {
       }
       if (conn.skipThrough !== null && compareIds(ev.id, conn.skipThrough) <= 0) continue;
       conn.skipThrough = null;
+      if (ev.gap) stats.reloads++;
       pending.push(frame(ev));
     }
     const text = pending.join(''); // the replay in one write, not one a frame
@@ -304,7 +313,24 @@ export function createEventLog(options = {}) {
    * strings; `close()` ends it. Rejects with a StoreUnavailableError when the store is down and the recent
    * window cannot serve the id.
    */
-  const connect = async (lastEventId) => new Connection(await attachClient(lastEventId));
+  const connect = (lastEventId) => connectTo(lastEventId, null);
+
+  /** connect() on topic `name`: during a drain, refused (as serve() turns a client away), so that every
+   * connection on this node is one the drain ends. */
+  async function connectTo(lastEventId, name) {
+    if (draining()) throw drainingError();
+    const conn = await attachClient(lastEventId, name);
+    if (draining()) {
+      // The drain began while its topic opened or its replay was read: its list was taken before.
+      detach(conn);
+      throw drainingError();
+    }
+    return new Connection(conn);
+  }
+  const drainingError = () => {
+    const retryAfterMs = drainWait();
+    return Object.assign(new Error(`${PREFIX}: this node is draining (log.drain): connect again in ${retryAfterMs} ms, or to another node`), { code: 'DRAINING', retryAfterMs });
+  };
 
   /** The client's last id: the `Last-Event-ID` header, else the query parameter, else null. */
   function lastEventIdOf(headerValue, url) {
@@ -375,7 +401,9 @@ export function createEventLog(options = {}) {
     }
     if (name === null) return main.append(checked);
     const known = topics.get(name);
-    if (known) return (known.topic ?? (await known.opening)).append(checked);
+    // A topic still opening appends once it is open; one whose opening failed, as a topic not open.
+    const open = known ? known.topic ?? (await known.opening.catch(() => null)) : null;
+    if (open) return open.append(checked);
     // A topic not open on this node has no connections here: the event goes to its store only, with no feed
     // opened for it (an append to an offline user's topic costs no connection).
     // (A store of a topic used only to append holds nothing to let go: the Redis one opens no connection.)
@@ -385,9 +413,44 @@ export function createEventLog(options = {}) {
       const id = await topicStore.append(checked);
       return wireId(id, topicStore.epoch ?? null);
     } catch (error) {
-      // As for an open topic: not stored, and no one here to send it to live.
-      if (error?.code === 'STORE_UNAVAILABLE') return null;
-      throw error;
+      if (error?.code !== 'STORE_UNAVAILABLE') throw error;
+      // Not stored, and no one here to send it to live; the topic's clients on other nodes are told by the
+      // gap marker it now owes, as an open topic's are (null means the same wherever the topic is open).
+      oweGap(name);
+      return null;
+    }
+  }
+
+  /** Topics not open here whose append the store did not take: name -> how many, each owing a gap marker,
+   * written (by payGaps) once the store takes it. Held by name alone: a store is made again to pay. */
+  const gapsOwed = new Map();
+  let paying = false;
+  let gapRetry = null;
+  function oweGap(name) {
+    gapsOwed.set(name, (gapsOwed.get(name) ?? 0) + 1);
+    payGaps();
+  }
+  /** Appends each owed gap marker, in turn; while the store refuses, tries again every GAP_RETRY_MS. */
+  async function payGaps() {
+    if (paying || gapRetry !== null) return;
+    paying = true;
+    try {
+      for (const [name, owed] of gapsOwed) {
+        if (closed) return;
+        const open = topics.get(name)?.topic;
+        if (open) open.oweGap(); // opened here since: its engine writes it, and tries again itself
+        else await (await store.topic(name)).append({ event: 'message', data: '', gap: true });
+        // One owed meanwhile is owed again: this marker may have been stored before that event was refused.
+        if (gapsOwed.get(name) === owed) gapsOwed.delete(name);
+      }
+    } catch {
+      // The store still refuses it: tried again below.
+    } finally {
+      paying = false;
+      if (gapsOwed.size > 0 && !closed) {
+        gapRetry = setTimeout(() => ((gapRetry = null), payGaps()), GAP_RETRY_MS);
+        gapRetry.unref?.();
+      }
     }
   }
 
@@ -486,6 +549,8 @@ export function createEventLog(options = {}) {
       const open = [...topics.values()].filter(({ topic }) => topic && topic.connections.size > 0);
       metric('topic_connections', 'gauge', 'Clients connected now to each named topic that has any.', open.map(({ topic }) => ['', [`topic="${escapeLabel(topic.name)}"`], topic.connections.size]));
       metric('topics', 'gauge', 'Named topics open on this node (each is let go after topicIdleMs with no connections).', [['', [], topics.size]]);
+      const unavailable = [...topics.values()].filter(({ topic }) => topic && topic.status === 'unavailable').length;
+      metric('topics_unavailable', 'gauge', 'Named topics open on this node whose store cannot deliver their live events now.', [['', [], unavailable]]);
       metric('connections_total', 'counter', 'Clients the event log has served.', [['', [], stats.connections]]);
       metric('resumes_total', 'counter', 'Clients that came with a last event id.', [['', [], stats.resumes]]);
       metric('replays_total', 'counter', 'Resumes served from the recent window, and store reads made (shared ones apart).', [
@@ -535,13 +600,18 @@ export function createEventLog(options = {}) {
       return {
         name,
         append: (entry) => appendTo(name, entry),
-        connect: async (lastEventId) => new Connection(await attachClient(lastEventId, name)),
+        connect: (lastEventId) => connectTo(lastEventId, name),
         serve: (req, res, opts = {}) => log.serve(req, res, { ...opts, topic: name }),
         response: (request, opts = {}) => log.response(request, { ...opts, topic: name }),
         /** Connections following this topic on this node. */
         get connections() {
           const known = topics.get(name)?.topic;
           return known ? known.connections.size : 0;
+        },
+        /** Its store's status where the topic is open on this node ('unavailable' while its live events
+         * cannot be delivered), else null. */
+        get status() {
+          return topics.get(name)?.topic?.status ?? null;
         },
       };
     },
@@ -619,14 +689,14 @@ export function createEventLog(options = {}) {
         // A drained client's connection is closed too: kept alive, its reconnect would come back over it to
         // this node, where a balancer that routes connections (a TCP one) would send it elsewhere.
         // Sent once a task (batchedResponse); a write that throws ends this connection alone (as send()).
-        const write = batchedResponse(res, (error) => (end(conn), onerror?.(error)));
+        const batch = batchedResponse(res, (error) => (end(conn), onerror?.(error)));
         const finish = () => (conn.drained ? endAndClose(res) : endBehind(res));
         startAttachment(conn, (text) => {
-          if (res.writableLength + write.held() > maxBufferedBytes) {
+          if (res.writableLength + batch.held() > maxBufferedBytes) {
             detach(conn);
             return finish();
           }
-          write(text);
+          batch.add(text);
         }, finish);
       } catch (error) {
         options.onerror?.(error);
@@ -649,25 +719,34 @@ export function createEventLog(options = {}) {
         if (name instanceof Error) return new Response(name.message, { status: 400, headers: BAD_TOPIC_HEADERS });
         admission = admit(opts);
         if (!admission.ok) return rejectResponse(admission.retryMs, { hintEvent: opts.hintEvent });
-        let refusal;
-        try {
-          refusal = await verdict(request, name);
-        } catch (error) {
-          onerror?.(error); // as serve(): a hook that failed is not a refusal
-          admission.release();
-          return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
-        }
-        if (refusal) {
-          admission.release();
-          return new Response(null, { status: refusal, headers: { 'Cache-Control': 'no-store' } });
-        }
+        // A request aborted while it is authorized or its replay is read gives its gate place back then, as
+        // serve()'s 'close' does, not when the hook settles (if it ever does).
+        const abandoned = () => admission.release();
+        request.signal?.addEventListener('abort', abandoned, { once: true });
         let conn;
         try {
-          conn = await attachClient(lastEventIdOfRequest(request), name);
-        } catch (error) {
-          if (error?.code !== 'STORE_UNAVAILABLE' && !closed) onerror?.(error);
-          admission.release();
-          return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
+          let refusal;
+          try {
+            refusal = await verdict(request, name);
+          } catch (error) {
+            onerror?.(error); // as serve(): a hook that failed is not a refusal
+            admission.release();
+            return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
+          }
+          if (refusal) {
+            admission.release();
+            return new Response(null, { status: refusal, headers: { 'Cache-Control': 'no-store' } });
+          }
+          if (request.signal?.aborted) return new Response(null, { status: 204 }); // nothing opened
+          try {
+            conn = await attachClient(lastEventIdOfRequest(request), name);
+          } catch (error) {
+            if (error?.code !== 'STORE_UNAVAILABLE' && !closed) onerror?.(error);
+            admission.release();
+            return rejectResponse(unavailableWait(), { hintEvent: opts.hintEvent });
+          }
+        } finally {
+          request.signal?.removeEventListener('abort', abandoned);
         }
         const finish = () => {
           detach(conn);
@@ -732,6 +811,7 @@ export function createEventLog(options = {}) {
       for (const c of [...connections]) end(c);
       connections.clear();
       clearInterval(beat);
+      clearTimeout(gapRetry);
       main.stop();
       const opened = [...topics.values()];
       topics.clear();

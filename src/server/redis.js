@@ -28,6 +28,8 @@ import { describe, finite, range } from './common.js';
 import { StoreUnavailableError, compareIds, newEpoch, timeOf, tooOld, topicName, vouches } from './ids.js';
 
 const PREFIX = 'managed-eventsource/server';
+/** How long past its age bound a stream's keys live after its last append (see keysLiveMs). */
+const KEYS_MARGIN_MS = 70_000;
 
 /** The ladder's full-jitter delay before attempt `attempt` (1, 2, ...): uniform in [0, cap(attempt)], with
  * cap(n) = min(maxMs, baseMs * factor^(n-1)). */
@@ -38,19 +40,24 @@ export function ladderDelay(attempt, { baseMs = 500, maxMs = 10_000, factor = 2 
 }
 
 // Lua, shared by both scripts: drops the entries older than the age cutoff `cutoff` (an id), keeping the
-// newest dropped id as the floor, so a reader can tell a gap from an empty log.
+// newest dropped id as the floor, so a reader can tell a gap from an empty log. The floor expires with its
+// stream (see APPEND), never after it.
 const TRIM_BY_AGE = `
 local function trimByAge(key, floorKey, cutoff)
   local old = redis.call('XREVRANGE', key, '(' .. cutoff, '-', 'COUNT', 1)
   if #old > 0 then
     redis.call('SET', floorKey, old[1][1])
     redis.call('XTRIM', key, 'MINID', cutoff)
+    local ttl = redis.call('PTTL', key)
+    if ttl > 0 then redis.call('PEXPIRE', floorKey, ttl) end
   end
 end`;
 
 // KEYS: the stream, its floor, its generation. ARGV: id ('*' or given), max length ('0': none), age cutoff
-// ('': none), a new generation's mark (kept if the stream has none yet), then the entry's fields.
-// Returns { id, generation }; each entry carries its generation (field 'p').
+// ('': none), a new generation's mark (kept if the stream has none yet), how long the three keys live after
+// this append, ms ('': for ever), then the entry's fields. With an age bound a stream no one appends to
+// holds nothing to replay once it passes, so its keys go then: a topic used once (a user's, a room's) does
+// not stay in Redis for ever. Returns { id, generation }; each entry carries its generation (field 'p').
 const APPEND = `${TRIM_BY_AGE}
 local key, floorKey = KEYS[1], KEYS[2]
 local epoch = redis.call('GET', KEYS[3])
@@ -58,7 +65,7 @@ if not epoch then
   epoch = ARGV[4]
   redis.call('SET', KEYS[3], epoch)
 end
-local id = redis.call('XADD', key, ARGV[1], 'p', epoch, unpack(ARGV, 5))
+local id = redis.call('XADD', key, ARGV[1], 'p', epoch, unpack(ARGV, 6))
 local maxlen = tonumber(ARGV[2])
 if maxlen > 0 then
   local excess = redis.call('XLEN', key) - maxlen
@@ -69,6 +76,11 @@ if maxlen > 0 then
   end
 end
 if ARGV[3] ~= '' then trimByAge(key, floorKey, ARGV[3]) end
+if ARGV[5] ~= '' then
+  redis.call('PEXPIRE', key, ARGV[5])
+  redis.call('PEXPIRE', floorKey, ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+end
 return {id, epoch}`;
 
 // KEYS as APPEND's. ARGV: after (an id), limit (0: where the log stands only), age cutoff ('': none).
@@ -269,6 +281,9 @@ export async function createRedisStore(options = {}) {
     for (const s of streams) s.clientBack();
   });
 
+  // How long a stream's keys live after its last append: past its age bound and the 10 s a given id may be
+  // ahead of the clock, with a minute's margin for clocks that differ between nodes ('': no age bound).
+  const keysLiveMs = maxAgeMs === Infinity ? '' : String(Math.ceil(maxAgeMs) + KEYS_MARGIN_MS);
   const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
 
   // Every command on any connection has one deadline, the store's: node-redis's own queue timeout is off
@@ -356,6 +371,7 @@ export async function createRedisStore(options = {}) {
       if (closed || ended || next === status) return;
       status = next;
       store.status = next;
+      store.error = next === 'ready' ? null : error ?? null; // for a consumer that attaches later
       consumer?.status(next, error);
     }
 
@@ -451,7 +467,14 @@ export async function createRedisStore(options = {}) {
     let feedFailures = 0;
     function feedFailed(error) {
       feedFailures++;
-      const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events: its blocking XREAD failed (${error?.message ?? error}); appends and replays still work. An ACL needs @blocking (+xread), and a proxy in front of Redis must allow blocking commands`, error);
+      const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events of ${key}: its blocking XREAD failed (${error?.message ?? error}); appends and replays still work. An ACL needs @blocking (+xread), and a proxy in front of Redis must allow blocking commands`, error);
+      if (status === 'ready') setStatus('unavailable', why);
+    }
+    /** The feed's own connection cannot be made while commands go through (Redis's maxclients, a proxy's
+     * limit): no live event reaches anyone either. Ready again once its XREAD answers (feedBack). */
+    function followerRefused(error) {
+      feedFailures++;
+      const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events of ${key}: the feed's connection could not be made (${error?.message ?? error}); appends and replays still work. Each topic open on a node holds a connection: see maxclients`, error);
       if (status === 'ready') setStatus('unavailable', why);
     }
     function feedBack() {
@@ -501,7 +524,7 @@ export async function createRedisStore(options = {}) {
         appendsWaiting++;
         bytesWaiting += bytes;
         try {
-          const [id, generation] = await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, newEpoch(), ...fields]);
+          const [id, generation] = await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, newEpoch(), keysLiveMs, ...fields]);
           epoch = generation;
           return id;
         } finally {
@@ -559,7 +582,12 @@ export async function createRedisStore(options = {}) {
       connectFollower() {
         streams.add(store);
         const f = (follower = client.duplicate());
-        f.on('error', () => f.isReady || connectionLost(f)); // its failures show on `client` too, and its loop waits for 'ready'
+        f.on('error', (error) => {
+          if (f.isReady) return;
+          connectionLost(f); // its loop waits for 'ready'
+          // Where Redis is down, `client` fails too and says so; where only this connection fails, it says so.
+          if (client.isReady && !closed && !ended) followerRefused(error);
+        });
         followerConnecting = f.connect().catch(() => {});
       },
       /** Opens a topic's feed: its connection, and where its stream stands. Rejects (unavailable) when Redis
