@@ -156,14 +156,14 @@ export function createResumableStreams(options = {}) {
         // A client more than maxBufferedBytes behind as the next chunk comes is sent no more: its stream
         // ends after what it was sent, whole, and it resumes from its last id.
         // Sent once a task (batchedResponse); a response whose write throws is dropped alone (as push()).
-        const write = batchedResponse(res, (error) => (p.stream.listeners.delete(listener), onerror(error)));
+        const batch = batchedResponse(res, (error) => (p.stream.listeners.delete(listener), onerror(error)));
         const listener = {
           write(text) {
-            if (res.writableLength + write.held() > maxBufferedBytes) {
+            if (res.writableLength + batch.held() > maxBufferedBytes) {
               p.stream.listeners.delete(listener);
               return endBehind(res);
             }
-            write(text);
+            batch.add(text);
           },
           end: () => res.end(),
         };
