@@ -36,6 +36,7 @@ export class Attachment {
     this.drained = false; // ended by a drain
     this.reload = null; // why the client is told to reload, instead of a replay: start writes it
     this.reloadFrom = null; // the head its store read saw
+    this.endedByLog = false; // ended by the log (a drain, close()), perhaps before start
   }
   /** Queues a frame for start to write first. */
   replay(text) {
@@ -363,11 +364,13 @@ export function openTopic(name, store, log) {
     get held() {
       return recentWindow.events.length;
     },
-    /** Stops this topic's timers (its store is closed or released by the caller). */
+    /** Stops this topic's timers (its store is closed or released by the caller). Returns whether it still
+     * owes a gap marker (one refused, or on its way and perhaps to be refused): the caller's to write. */
     stop() {
       clearTimeout(sweeper);
       clearTimeout(markerRetry);
       clearTimeout(topic.idle);
+      return gapPending || markerInFlight;
     },
   };
   return topic;

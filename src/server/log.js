@@ -117,9 +117,11 @@ export function createEventLog(options = {}) {
     }
   }
 
-  /** Closes a connection from the log's side and tells its owner (the `end` given to start). */
+  /** Closes a connection from the log's side and tells its owner (the `end` given to start, or, if start has
+   * not been called yet, the one given to it then). */
   function end(c) {
     if (!c.active) return;
+    c.endedByLog = true;
     detach(c);
     try {
       c.end?.();
@@ -153,7 +155,8 @@ export function createEventLog(options = {}) {
     },
     /** A named topic's store changed status: its failure is a store error of the log's (onerror names it). */
     topicStatus(name, next, error) {
-      if (next !== 'unavailable') return;
+      // Redis down or its shared connection lost is the log's own status's to tell, once, not every topic's.
+      if (next !== 'unavailable' || status !== 'ready') return;
       stats.storeErrors++;
       onerror?.(new StoreUnavailableError(`${PREFIX}: topic ${JSON.stringify(name)} is unavailable: ${error?.message ?? 'its store says so'}`, error));
     },
@@ -203,7 +206,9 @@ export function createEventLog(options = {}) {
       // A topic with connections again is let go later: its last one's detach sets the timer anew.
       if (topic.connections.size > 0 || topics.get(topic.name)?.topic !== topic) return;
       topics.delete(topic.name);
-      topic.stop();
+      // A gap marker it still owes (its store refused an append, and has not taken the marker yet) is the
+      // log's to write now, as for a topic not open here.
+      if (topic.stop()) oweGap(topic.name);
       Promise.resolve(topic.store.close?.()).catch(() => {});
     }, topicIdleMs);
     topic.idle.unref?.();
@@ -227,8 +232,10 @@ export function createEventLog(options = {}) {
   function startAttachment(conn, write, ended) {
     if (typeof write !== 'function') throw new TypeError(`${PREFIX}: start takes a function that writes a string, not ${describe(write)}`);
     if (ended !== undefined && typeof ended !== 'function') throw new TypeError(`${PREFIX}: start's second argument must be a function called when the log ends the connection, not ${describe(ended)}`);
-    if (conn.overflowed && !conn.write) {
-      conn.write = write; // started once: a second start is ignored
+    if ((conn.overflowed || conn.endedByLog) && !conn.write) {
+      // Let go, or ended by the log (a drain, close()), before start: it ends now. Started once: a second
+      // start is ignored.
+      conn.write = write;
       conn.buffer = null;
       return ended?.();
     }
@@ -438,13 +445,15 @@ export function createEventLog(options = {}) {
       for (const [name, owed] of gapsOwed) {
         if (closed) return;
         const open = topics.get(name)?.topic;
-        if (open) open.oweGap(); // opened here since: its engine writes it, and tries again itself
-        else await (await store.topic(name)).append({ event: 'message', data: '', gap: true });
+        try {
+          if (open) open.oweGap(); // opened here since: its engine writes it, and tries again itself
+          else await (await store.topic(name)).append({ event: 'message', data: '', gap: true });
+        } catch {
+          continue; // still refused (its Cluster node down, say): tried again below; the others go on
+        }
         // One owed meanwhile is owed again: this marker may have been stored before that event was refused.
         if (gapsOwed.get(name) === owed) gapsOwed.delete(name);
       }
-    } catch {
-      // The store still refuses it: tried again below.
     } finally {
       paying = false;
       if (gapsOwed.size > 0 && !closed) {
@@ -559,7 +568,7 @@ export function createEventLog(options = {}) {
         ['', ['from="shared_read"'], stats.sharedReads],
       ]);
       metric('reload_events_total', 'counter', 'Reload events sent: ids the log could not vouch for, and gaps.', [['', [], stats.reloads]]);
-      metric('store_errors_total', 'counter', 'Times the store became unavailable.', [['', [], stats.storeErrors]]);
+      metric('store_errors_total', 'counter', "Times the store (or a topic's, while the log's own was ready) became unavailable.", [['', [], stats.storeErrors]]);
       metric('store_up', 'gauge', 'Whether the store is ready (1) or not (0).', [['', [], status === 'ready' ? 1 : 0]]);
       metric('events_total', 'counter', 'Events the feed delivered to the log.', [['', [], stats.events]]);
       metric('drained_total', 'counter', 'Connections ended by drain().', [['', [], stats.drained]]);
@@ -737,7 +746,10 @@ export function createEventLog(options = {}) {
             admission.release();
             return new Response(null, { status: refusal, headers: { 'Cache-Control': 'no-store' } });
           }
-          if (request.signal?.aborted) return new Response(null, { status: 204 }); // nothing opened
+          if (request.signal?.aborted) {
+            admission.release(); // aborted before the call: its abort was never heard
+            return new Response(null, { status: 204 }); // nothing opened
+          }
           try {
             conn = await attachClient(lastEventIdOfRequest(request), name);
           } catch (error) {

@@ -30,6 +30,8 @@ import { StoreUnavailableError, compareIds, newEpoch, timeOf, tooOld, topicName,
 const PREFIX = 'managed-eventsource/server';
 /** How long past its age bound a stream's keys live after its last append (see keysLiveMs). */
 const KEYS_MARGIN_MS = 70_000;
+/** A feed's connection attempts failed in a row, while the command connection is up, that make it refused. */
+const FOLLOWER_REFUSALS = 3;
 
 /** The ladder's full-jitter delay before attempt `attempt` (1, 2, ...): uniform in [0, cap(attempt)], with
  * cap(n) = min(maxMs, baseMs * factor^(n-1)). */
@@ -284,7 +286,11 @@ export async function createRedisStore(options = {}) {
   // How long a stream's keys live after its last append: past its age bound and the 10 s a given id may be
   // ahead of the clock, with a minute's margin for clocks that differ between nodes ('': no age bound).
   const keysLiveMs = maxAgeMs === Infinity ? '' : String(Math.ceil(maxAgeMs) + KEYS_MARGIN_MS);
-  const cutoff = () => (maxAgeMs === Infinity ? '' : `${Math.max(0, Math.floor(now() - maxAgeMs) + 1)}-0`);
+  // '' where nothing can be that old (no bound, or one that reaches back past the epoch).
+  const cutoff = () => {
+    const from = Math.floor(now() - maxAgeMs) + 1;
+    return maxAgeMs === Infinity || from <= 0 ? '' : `${from}-0`;
+  };
 
   // Every command on any connection has one deadline, the store's: node-redis's own queue timeout is off
   // for them (it would drop a command it has not written yet, behind the store's back). Each carries an
@@ -419,7 +425,11 @@ export async function createRedisStore(options = {}) {
         if (checkPending && lastSeen !== null && lastSeen !== '0-0') {
           try {
             const s = await stand(lastSeen, 0, follower);
-            if (!vouches(lastSeen, s)) {
+            // A stream gone whose last event is past the age bound expired (its keys live that long after
+            // its last append, see APPEND) or lost nothing a client could be replayed: no reload. Its next
+            // event, in a new generation, comes after lastSeen.
+            const expired = s.head === null && s.floor === null && maxAgeMs < Infinity && timeOf(lastSeen) <= now() - maxAgeMs;
+            if (!expired && !vouches(lastSeen, s)) {
               // Everything the stream holds now was appended since it lost its data: the feed delivers it all.
               consumer?.reset(null);
               lastSeen = '0-0';
@@ -582,12 +592,17 @@ export async function createRedisStore(options = {}) {
       connectFollower() {
         streams.add(store);
         const f = (follower = client.duplicate());
+        // Its attempts that failed in a row while the command connection was up: a drop it comes back from
+        // is one or two; Redis down fails `client` too, which says so. FOLLOWER_REFUSALS of them is a
+        // connection Redis refuses (maxclients, a proxy's limit): that the store says.
+        let refusals = 0;
         f.on('error', (error) => {
           if (f.isReady) return;
           connectionLost(f); // its loop waits for 'ready'
-          // Where Redis is down, `client` fails too and says so; where only this connection fails, it says so.
-          if (client.isReady && !closed && !ended) followerRefused(error);
+          if (!client.isReady) refusals = 0;
+          else if (++refusals === FOLLOWER_REFUSALS && !closed && !ended) followerRefused(error);
         });
+        f.on('ready', () => (refusals = 0));
         followerConnecting = f.connect().catch(() => {});
       },
       /** Opens a topic's feed: its connection, and where its stream stands. Rejects (unavailable) when Redis

@@ -254,3 +254,134 @@ test("redis: a topic's keys expire once its events are past the age bound with n
     await admin.close();
   }
 });
+
+test("redis: a feed's connection dropped and made again is not told as an error; Redis restarted with 20 topics open is told once, by the log's own status", async () => {
+  const { createClient } = await import('redis');
+  const admin = createClient({ url: fixture.redis.url });
+  await admin.connect();
+  const errors = [];
+  const statuses = [];
+  const log = createEventLog({
+    store: await createRedisStore({ url: fixture.redis.url, key: fixture.key(), commandTimeoutMs: 500, reconnect: { baseMs: 50, maxMs: 200 } }),
+    heartbeatMs: 0,
+    onerror: (e) => errors.push(e.message),
+    onstatus: (s) => statuses.push(s),
+  });
+  const feeds = async () => (await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).map((l) => l.match(/^id=(\d+)/)[1]);
+  try {
+    await until(() => log.status === 'ready', 'the store');
+    for (let i = 0; i < 20; i++) (await log.topic(`t${i}`).connect(null)).start(() => {});
+    let ids = [];
+    const end = Date.now() + 5000;
+    while ((ids = await feeds()).length < 21 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    assert.equal(ids.length, 21, 'a feed for the log and each topic');
+    // Only the feeds' connections drop: each comes back; nothing to tell.
+    for (const id of ids) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
+    while ((await feeds()).length < 21) await new Promise((r) => setTimeout(r, 20));
+    await log.topic('t0').append({ data: 'after the feeds came back' });
+    assert.deepEqual([errors, statuses], [[], []], 'no error and no status for a drop the feeds came back from');
+    // Every connection drops (Redis restarted, say): told once, by the log's own status.
+    await admin.sendCommand(['CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes']);
+    await until(() => statuses.includes('unavailable'), 'the log unavailable');
+    await until(() => log.status === 'ready' && [...Array(20).keys()].every((i) => log.topic(`t${i}`).status === 'ready'), 'every topic ready again', 10_000);
+    assert.equal(errors.length, 1, JSON.stringify(errors));
+    assert.equal(log.stats.storeErrors, 1);
+  } finally {
+    await log.close();
+    await admin.close();
+  }
+});
+
+test("redis: an open topic quiet past its age bound whose keys expired carries on after its feed reconnects: no reload, no gap marker, its next event live", async () => {
+  const { createClient } = await import('redis');
+  const admin = createClient({ url: fixture.redis.url });
+  await admin.connect();
+  const key = fixture.key();
+  const maxAgeMs = 300;
+  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key, maxAgeMs, reconnect: { baseMs: 50, maxMs: 200 } }), heartbeatMs: 0 });
+  const seen = [];
+  try {
+    const conn = await log.topic('quiet').connect(null);
+    conn.start((text) => seen.push(...frames(text)));
+    await log.topic('quiet').append({ data: 'A' });
+    await until(() => seen.length === 1, 'A live');
+    await new Promise((r) => setTimeout(r, maxAgeMs + 50));
+    // What the keys' expiry does after maxAgeMs + 70 s, now; then the feed's connection drops and comes back.
+    await admin.sendCommand(['DEL', `${key}:{quiet}`, `${key}:{quiet}:floor`, `${key}:{quiet}:epoch`]);
+    const xread = (await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).map((l) => l.match(/^id=(\d+)/)[1]);
+    for (const id of xread) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
+    const end = Date.now() + 5000;
+    while (!(await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).length && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200)); // the feed's check on coming back
+    await log.topic('quiet').append({ data: 'B' });
+    await until(() => seen.length >= 2, 'B live');
+    assert.deepEqual(seen, [['message', 'A'], ['message', 'B']]);
+    assert.equal(Number(await admin.sendCommand(['XLEN', `${key}:{quiet}`])), 1, 'no gap marker in the stream');
+  } finally {
+    await log.close();
+    await admin.close();
+  }
+});
+
+test('a gap marker an open topic owes is written after the topic is let go, by the log', async () => {
+  const { store, control } = failingStore();
+  const log = createEventLog({ store, heartbeatMs: 0, topicIdleMs: 30 });
+  try {
+    const conn = await log.topic('brief').connect(null);
+    conn.start(() => {});
+    conn.close();
+    control.down = true;
+    assert.equal(await log.topic('brief').append({ data: 'lost' }), null);
+    await until(() => log.stats.topics === 0, 'the topic let go');
+    control.down = false;
+    await until(() => control.gapsStored === 1, 'the gap marker stored', 3000);
+  } finally {
+    await log.close();
+  }
+});
+
+test('a connect() handle the log ended (a drain, close()) before its start gets its end called at start', async () => {
+  const log = createEventLog({ heartbeatMs: 0 });
+  const early = await log.connect(null);
+  assert.equal(await log.drain({ overMs: 20 }), 1);
+  let ended = false;
+  const written = [];
+  early.start((text) => written.push(text), () => (ended = true));
+  assert.equal(ended, true);
+  assert.deepEqual(written, []);
+  await log.close();
+});
+
+test('redis: a maxAgeMs reaching back before 1970 (a big number meant as for ever) trims nothing and fails nothing', async () => {
+  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key: fixture.key(), maxAgeMs: Number.MAX_SAFE_INTEGER }), heartbeatMs: 0 });
+  try {
+    const first = await log.append({ data: 'a' });
+    assert.match(first, /_/);
+    await new Promise((r) => setTimeout(r, 1100)); // the next append trims by age (once a second)
+    assert.match(await log.append({ data: 'b' }), /_/);
+    const replay = [];
+    (await log.connect(first)).start((text) => replay.push(...frames(text)));
+    assert.deepEqual(replay, [['message', 'b']]);
+  } finally {
+    await log.close();
+  }
+});
+
+test('a Web request already aborted when response() is called gives its gate place back', async () => {
+  const gate = createGate({ ratePerSec: 1000, maxStreams: 1 });
+  for (const authorize of [undefined, async () => true]) {
+    const log = createEventLog({ heartbeatMs: 0, authorize });
+    try {
+      const aborted = new AbortController();
+      aborted.abort();
+      await log.response(new Request('http://x/', { signal: aborted.signal }), { gate });
+      const next = await log.response(new Request('http://x/'), { gate });
+      const reader = next.body.getReader();
+      const first = new TextDecoder().decode((await reader.read()).value);
+      assert.match(first, /^event: heartbeat\n/, `the one place is free, not a refusal: ${JSON.stringify(first)}`);
+      await reader.cancel();
+    } finally {
+      await log.close();
+    }
+  }
+});
