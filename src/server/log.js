@@ -148,19 +148,40 @@ export function createEventLog(options = {}) {
     storeStatus(next, error) {
       status = next;
       if (next === 'unavailable') {
+        outages++;
         stats.storeErrors++;
         if (error !== undefined) onerror?.(error);
       }
       onstatus?.(next, error);
     },
-    /** A named topic's store changed status: its failure is a store error of the log's (onerror names it). */
+    /** A named topic's store changed status: its failure is a store error of the log's (onerror names it),
+     * told once the log's own feed would have failed too were the whole store down (a silent Redis fails
+     * every feed, each at its own deadline): then it is the log's own status's to tell, once. */
     topicStatus(name, next, error) {
-      // Redis down or its shared connection lost is the log's own status's to tell, once, not every topic's.
-      if (next !== 'unavailable' || status !== 'ready') return;
-      stats.storeErrors++;
-      onerror?.(new StoreUnavailableError(`${PREFIX}: topic ${JSON.stringify(name)} is unavailable: ${error?.message ?? 'its store says so'}`, error));
+      if (next !== 'unavailable') return void failingTopics.delete(name);
+      if (status !== 'ready') return;
+      failingTopics.set(name, { error, outages });
+      if (topicReport !== null || closed) return;
+      topicReport = setTimeout(tellFailingTopics, Math.min(2 ** 31 - 1, store.feedDeadlineMs ?? 0));
+      topicReport.unref?.();
     },
   };
+  /** Topics whose store became unavailable while the log's own was ready, not told yet: name -> { error,
+   * outages (the log's own outages then) }. */
+  const failingTopics = new Map();
+  let topicReport = null;
+  let outages = 0; // times the log's own store became unavailable
+  function tellFailingTopics() {
+    topicReport = null;
+    const failing = [...failingTopics];
+    failingTopics.clear();
+    for (const [name, seen] of failing) {
+      // Not if the whole store failed meanwhile (its own status told it), or the topic is back, or let go.
+      if (closed || status !== 'ready' || outages !== seen.outages || topics.get(name)?.topic?.status !== 'unavailable') continue;
+      stats.storeErrors++;
+      onerror?.(new StoreUnavailableError(`${PREFIX}: topic ${JSON.stringify(name)} is unavailable: ${seen.error?.message ?? 'its store says so'}`, seen.error));
+    }
+  }
   const main = openTopic(null, store, engineContext);
   /** Named topics, open or opening: name -> { topic, opening } (topic null until its store is open). */
   const topics = new Map();
@@ -237,7 +258,12 @@ export function createEventLog(options = {}) {
       // start is ignored.
       conn.write = write;
       conn.buffer = null;
-      return ended?.();
+      try {
+        ended?.();
+      } catch (error) {
+        onerror?.(error); // as the log's end() does
+      }
+      return;
     }
     if (!conn.active || conn.write) return;
     conn.write = write;
@@ -824,6 +850,7 @@ export function createEventLog(options = {}) {
       connections.clear();
       clearInterval(beat);
       clearTimeout(gapRetry);
+      clearTimeout(topicReport);
       main.stop();
       const opened = [...topics.values()];
       topics.clear();

@@ -30,6 +30,9 @@ import { StoreUnavailableError, compareIds, newEpoch, timeOf, tooOld, topicName,
 const PREFIX = 'managed-eventsource/server';
 /** How long past its age bound a stream's keys live after its last append (see keysLiveMs). */
 const KEYS_MARGIN_MS = 70_000;
+/** How much longer a stream's generation key lives than its stream and floor: while it is there, a stream
+ * gone is one that expired (nothing lost), not one Redis lost (its generation went with it). */
+const GENERATION_MARGIN_MS = 86_400_000;
 /** A feed's connection attempts failed in a row, while the command connection is up, that make it refused. */
 const FOLLOWER_REFUSALS = 3;
 
@@ -56,8 +59,8 @@ local function trimByAge(key, floorKey, cutoff)
 end`;
 
 // KEYS: the stream, its floor, its generation. ARGV: id ('*' or given), max length ('0': none), age cutoff
-// ('': none), a new generation's mark (kept if the stream has none yet), how long the three keys live after
-// this append, ms ('': for ever), then the entry's fields. With an age bound a stream no one appends to
+// ('': none), a new generation's mark (kept if the stream has none yet), how long the stream and its floor
+// live after this append, ms ('': for ever), how long its generation lives (longer), then the entry's fields. With an age bound a stream no one appends to
 // holds nothing to replay once it passes, so its keys go then: a topic used once (a user's, a room's) does
 // not stay in Redis for ever. Returns { id, generation }; each entry carries its generation (field 'p').
 const APPEND = `${TRIM_BY_AGE}
@@ -67,7 +70,7 @@ if not epoch then
   epoch = ARGV[4]
   redis.call('SET', KEYS[3], epoch)
 end
-local id = redis.call('XADD', key, ARGV[1], 'p', epoch, unpack(ARGV, 6))
+local id = redis.call('XADD', key, ARGV[1], 'p', epoch, unpack(ARGV, 7))
 local maxlen = tonumber(ARGV[2])
 if maxlen > 0 then
   local excess = redis.call('XLEN', key) - maxlen
@@ -81,7 +84,7 @@ if ARGV[3] ~= '' then trimByAge(key, floorKey, ARGV[3]) end
 if ARGV[5] ~= '' then
   redis.call('PEXPIRE', key, ARGV[5])
   redis.call('PEXPIRE', floorKey, ARGV[5])
-  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], ARGV[6])
 end
 return {id, epoch}`;
 
@@ -285,7 +288,10 @@ export async function createRedisStore(options = {}) {
 
   // How long a stream's keys live after its last append: past its age bound and the 10 s a given id may be
   // ahead of the clock, with a minute's margin for clocks that differ between nodes ('': no age bound).
-  const keysLiveMs = maxAgeMs === Infinity ? '' : String(Math.ceil(maxAgeMs) + KEYS_MARGIN_MS);
+  // A bound past what Redis's expiry takes (2^53 ms, 285,000 years) is for ever too.
+  const forever = maxAgeMs + KEYS_MARGIN_MS + GENERATION_MARGIN_MS > Number.MAX_SAFE_INTEGER;
+  const keysLiveMs = forever ? '' : String(Math.ceil(maxAgeMs) + KEYS_MARGIN_MS);
+  const generationLiveMs = forever ? '' : String(Math.ceil(maxAgeMs) + KEYS_MARGIN_MS + GENERATION_MARGIN_MS);
   // '' where nothing can be that old (no bound, or one that reaches back past the epoch).
   const cutoff = () => {
     const from = Math.floor(now() - maxAgeMs) + 1;
@@ -424,11 +430,12 @@ export async function createRedisStore(options = {}) {
         }
         if (checkPending && lastSeen !== null && lastSeen !== '0-0') {
           try {
+            const known = epoch;
             const s = await stand(lastSeen, 0, follower);
-            // A stream gone whose last event is past the age bound expired (its keys live that long after
-            // its last append, see APPEND) or lost nothing a client could be replayed: no reload. Its next
-            // event, in a new generation, comes after lastSeen.
-            const expired = s.head === null && s.floor === null && maxAgeMs < Infinity && timeOf(lastSeen) <= now() - maxAgeMs;
+            // A stream and floor gone with its generation still there expired (see APPEND): every event was
+            // past the age bound, and nothing is lost: no reload. Redis that lost its data lost the
+            // generation too. The next event, in the same generation, comes after lastSeen.
+            const expired = s.head === null && s.floor === null && s.epoch !== null && s.epoch === known;
             if (!expired && !vouches(lastSeen, s)) {
               // Everything the stream holds now was appended since it lost its data: the feed delivers it all.
               consumer?.reset(null);
@@ -498,6 +505,8 @@ export async function createRedisStore(options = {}) {
     const store = {
       kind: 'redis',
       status,
+      /** How long a feed's read may take before it fails: every feed has failed by then if Redis is silent. */
+      feedDeadlineMs: blockMs + commandTimeoutMs + 100,
       key,
       maxEvents,
       maxAgeMs,
@@ -534,7 +543,7 @@ export async function createRedisStore(options = {}) {
         appendsWaiting++;
         bytesWaiting += bytes;
         try {
-          const [id, generation] = await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, newEpoch(), keysLiveMs, ...fields]);
+          const [id, generation] = await script(APPEND, APPEND_SHA, [entry.id ?? '*', maxEvents === Infinity ? '0' : String(maxEvents), age, newEpoch(), keysLiveMs, generationLiveMs, ...fields]);
           epoch = generation;
           return id;
         } finally {
