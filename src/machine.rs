@@ -168,8 +168,12 @@ pub enum Input<I = String> {
     /// reconnects carry the id from then on. Only in [`Reconnect::Backoff`] mode: in the others the
     /// browser (or nobody) reconnects.
     Announced {
-        /// The server's heartbeat interval, ms.
+        /// The server's heartbeat interval, ms, for the stall watchdog (none where the user set its own).
         heartbeat_ms: Option<u32>,
+        /// The same interval, for the connect timeout (none where the user set one): the server writes its
+        /// first line at once, so a connection not open within two intervals is dead (a reconnect sent into
+        /// a pooled socket that a proxy froze).
+        connect_ms: Option<u32>,
         /// The reconnect URL can now carry the last event id.
         resume: bool,
     },
@@ -847,10 +851,15 @@ impl<R: Random, I: EventId> Machine<R, I> {
             }
             Input::Announced {
                 heartbeat_ms,
+                connect_ms,
                 resume,
             } => {
                 let backoff = self.config.mode == Reconnect::Backoff;
                 self.config.resume |= resume && backoff;
+                if let (Some(ms), true) = (connect_ms, backoff) {
+                    // From the next attempt on (0: none, as the server sends no heartbeat).
+                    self.config.connect_timeout_ms = ms.saturating_mul(HEARTBEAT_STALL_FACTOR);
+                }
                 if let (Some(ms), true) = (heartbeat_ms, self.stall_from_server) {
                     self.config.stall_timeout_ms = ms.saturating_mul(HEARTBEAT_STALL_FACTOR);
                     // The open stream is watched from now on (an armed watchdog takes the new timeout

@@ -1072,8 +1072,8 @@ fn input() -> impl Strategy<Value = Input> {
         1 => Just(Input::Offline),
         1 => (0u32..100_000).prop_map(|ms| Input::RetryHint { ms }),
         1 => Just(Input::Stalled),
-        1 => (prop::option::of(prop_oneof![Just(0u32), 1u32..100_000]), any::<bool>())
-            .prop_map(|(heartbeat_ms, resume)| Input::Announced { heartbeat_ms, resume }),
+        1 => (prop::option::of(prop_oneof![Just(0u32), 1u32..100_000]), any::<bool>(), any::<bool>())
+            .prop_map(|(heartbeat_ms, connect, resume)| Input::Announced { heartbeat_ms, connect_ms: heartbeat_ms.filter(|_| connect), resume }),
         1 => Just(Input::Unusable),
         2 => any::<bool>().prop_map(|active| Input::WatchdogFired { active }),
         2 => (0u32..4, prop_oneof![Just(None), Just(Some(200u16)), Just(Some(204)), Just(Some(401)), Just(Some(403)), Just(Some(404)), Just(Some(410)), Just(Some(429)), Just(Some(503)), Just(Some(500))], prop::option::of(0u32..1_000_000))
@@ -1281,8 +1281,9 @@ proptest! {
                     Command::ArmWatchdog { ms } => {
                         prop_assert!(!closed, "watchdog armed after Close");
                         prop_assert!(
-                            // The stall timeout is the user's, or the one a server's heartbeat announced.
-                            (m.config().stall_timeout_ms > 0 && *ms <= m.config().stall_timeout_ms.max(1)) || *ms == config.connect_timeout_ms,
+                            // The stall timeout is the user's, or the one a server's heartbeat announced; the
+                            // connect timeout likewise.
+                            (m.config().stall_timeout_ms > 0 && *ms <= m.config().stall_timeout_ms.max(1)) || *ms == m.config().connect_timeout_ms,
                             "a watchdog of {} ms", ms
                         );
                         prop_assert!(m.source_live(), "a watchdog with no source");
@@ -1356,7 +1357,7 @@ proptest! {
             prop_assert_eq!(shell.sources == 1, m.source_live());
             prop_assert_eq!(shell.timers == 1, m.timer_armed());
             // A timer beside a live source is the watchdog's, and only with stallTimeoutMs.
-            prop_assert!(!(m.source_live() && m.timer_armed()) || m.config().stall_timeout_ms > 0 || config.connect_timeout_ms > 0);
+            prop_assert!(!(m.source_live() && m.timer_armed()) || m.config().stall_timeout_ms > 0 || m.config().connect_timeout_ms > 0 || config.connect_timeout_ms > 0);
             prop_assert!(!(m.probing() && m.timer_armed()), "a timer while probing");
             prop_assert_eq!(shell.probes == 1, m.probing(), "a probe out exactly while probing");
             prop_assert_eq!(shell.pauses == 1, m.pause_armed());
@@ -1524,6 +1525,7 @@ fn an_announced_heartbeat_arms_the_watchdog_at_two_intervals_with_no_option() {
     );
     let cmds = m.handle(Input::Announced {
         heartbeat_ms: Some(15_000),
+        connect_ms: None,
         resume: false,
     });
     assert_eq!(
@@ -1547,6 +1549,7 @@ fn an_announced_heartbeat_arms_the_watchdog_at_two_intervals_with_no_option() {
     // A later announcement changes the timeout from the next tick on; 0 (no heartbeats) turns it off.
     m.handle(Input::Announced {
         heartbeat_ms: Some(1_000),
+        connect_ms: None,
         resume: false,
     });
     assert_eq!(
@@ -1556,11 +1559,74 @@ fn an_announced_heartbeat_arms_the_watchdog_at_two_intervals_with_no_option() {
     assert_eq!(
         m.handle(Input::Announced {
             heartbeat_ms: Some(0),
+            connect_ms: None,
             resume: false,
         }),
         [Command::DisarmTimer]
     );
     assert!(!m.timer_armed());
+}
+
+#[test]
+fn an_announced_heartbeat_times_out_a_reconnect_that_never_opens_at_two_intervals() {
+    // A reconnect sent into a pooled socket a proxy froze never opens; the server writes its first line at
+    // once, so two intervals without an open is a dead attempt, with no connectTimeoutMs of the user's.
+    let mut m = opened(machine(Config {
+        ladder: LadderConfig {
+            strategy: Jitter::None,
+            ..LadderConfig::default()
+        },
+        ..Config::default()
+    }));
+    assert!(m
+        .handle(Input::Announced {
+            heartbeat_ms: None,
+            connect_ms: Some(1_000),
+            resume: false,
+        })
+        .is_empty());
+    m.handle(FAIL);
+    let cmds = m.handle(Input::TimerFired);
+    assert_eq!(
+        cmds[..2],
+        [
+            Command::OpenSource { resume: false },
+            Command::ArmWatchdog { ms: 2_000 }
+        ]
+    );
+    let cmds = m.handle(Input::WatchdogFired { active: false });
+    assert_eq!(
+        &cmds[..2],
+        [Command::CloseSource, Command::ReportError],
+        "not open in two intervals: a failed attempt"
+    );
+    assert!(delay_of(&cmds).is_some(), "and the ladder's next");
+    // Announced as 0 (no heartbeats): no timeout from then on.
+    m.handle(Input::Announced {
+        heartbeat_ms: None,
+        connect_ms: Some(0),
+        resume: false,
+    });
+    let cmds = m.handle(Input::TimerFired);
+    assert!(
+        !cmds
+            .iter()
+            .any(|c| matches!(c, Command::ArmWatchdog { .. })),
+        "{cmds:?}"
+    );
+    // Only in backoff mode: the browser's own retries and none are not ours to time.
+    for mode in [Reconnect::Browser, Reconnect::Never] {
+        let mut m = opened(machine(Config {
+            mode,
+            ..Config::default()
+        }));
+        m.handle(Input::Announced {
+            heartbeat_ms: None,
+            connect_ms: Some(1_000),
+            resume: false,
+        });
+        assert_eq!(m.config().connect_timeout_ms, 0, "{mode:?}");
+    }
 }
 
 #[test]
@@ -1572,6 +1638,7 @@ fn a_users_stall_timeout_and_the_other_modes_are_not_overridden_by_an_announceme
     assert!(m
         .handle(Input::Announced {
             heartbeat_ms: Some(15_000),
+            connect_ms: None,
             resume: false,
         })
         .is_empty());
@@ -1587,6 +1654,7 @@ fn a_users_stall_timeout_and_the_other_modes_are_not_overridden_by_an_announceme
         }));
         let said = Input::Announced {
             heartbeat_ms: Some(15_000),
+            connect_ms: None,
             resume: true,
         };
         assert!(m.handle(said).is_empty(), "{mode:?}");
@@ -1613,6 +1681,7 @@ fn an_announced_resume_parameter_makes_every_later_reconnect_carry_the_id() {
     m.handle(Input::Opened);
     m.handle(Input::Announced {
         heartbeat_ms: None,
+        connect_ms: None,
         resume: true,
     });
     assert!(!m.timer_armed(), "no interval said: no watchdog");

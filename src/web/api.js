@@ -18,7 +18,7 @@
 //   loader.js           the wasm module's life: compile, instantiate, prepare(); the option check
 //   options.js, errors.js, boundary.js                           (bottom)
 
-import { O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, O_STALL_TIMEOUT_MS, V_PROBE_URL, V_TRANSPORT } from './boundary.js';
+import { O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, O_STALL_TIMEOUT_MS, O_CONNECT_TIMEOUT_MS, V_PROBE_URL, V_TRANSPORT } from './boundary.js';
 import { abortedAtStart, announce, attemptOf, close, follow, lastEventIdOf, launch, readyStateOf, recordOf, reconnectNow, statusOf, traceOption } from './client.js';
 import { finish } from './effects.js';
 import { fail } from './errors.js';
@@ -101,6 +101,7 @@ function start(client, url, options, handlers, own) {
   record.retryHintEvent = values[O_RETRY_HINT_EVENT];
   record.heartbeatEvent = values[O_HEARTBEAT_EVENT] ?? 'heartbeat'; // what managed-eventsource/server sends
   record.stallGiven = values[O_STALL_TIMEOUT_MS] !== undefined;
+  record.connectGiven = values[O_CONNECT_TIMEOUT_MS] !== undefined;
   record.probeUrl = values[V_PROBE_URL];
   transport.configure(record, o);
   values[V_TRANSPORT] = transport.kind;

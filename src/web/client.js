@@ -60,6 +60,8 @@ export function recordOf(client, url, transport, handlers) {
     announced: undefined,
     /** Whether the user set stallTimeoutMs (then a server's announcement does not). */
     stallGiven: false,
+    /** Whether the user set connectTimeoutMs (then a server's announcement does not). */
+    connectGiven: false,
     probeUrl: undefined,
     until: null,
     /** type -> { list: listener entries } (events.js) */

@@ -73,9 +73,13 @@ function announced(record, data) {
   const param = said.lastEventIdParam;
   const resume = record.lastEventIdParam === undefined && typeof param === 'string' && /^[^\r\n]+$/.test(param);
   if (resume) record.lastEventIdParam = param;
-  // An interval where the user set no stallTimeoutMs (not even 0, which keeps the watchdog off).
-  const interval = !record.stallGiven && ms >= 0 && ms < 2 ** 31 ? ms : -1;
-  if (resume || interval >= 0) record.shell.input(I_ANNOUNCED, interval, resume ? 1 : 0);
+  // The interval, for the stall watchdog where the user set no stallTimeoutMs (not even 0, which keeps it
+  // off), and for the connect timeout where the user set no connectTimeoutMs (a reconnect sent into a pooled
+  // socket a proxy froze never opens; the server's first line comes at once).
+  const interval = ms >= 0 && ms < 2 ** 31 ? ms : -1;
+  const stall = interval >= 0 && !record.stallGiven;
+  const connect = interval >= 0 && !record.connectGiven;
+  if (resume || stall || connect) record.shell.input(I_ANNOUNCED, interval, (resume ? 1 : 0) | (stall ? 2 : 0) | (connect ? 4 : 0));
 }
 
 /** `until(ev)`: the event for which it returns true has been delivered; then the stream closes. */

@@ -169,9 +169,13 @@ pub fn input(handle: f64, code: u32, a: f64, b: f64, c: f64) -> u32 {
             0
         }
         Code::Announced => {
+            // b: 1 the reconnect URL can carry the id, 2 the stall watchdog follows, 4 the connect timeout.
+            let flags = b as u32;
+            let interval = (a >= 0.0).then(|| shell::delay_ms(a));
             shared.feed(Input::Announced {
-                heartbeat_ms: (a >= 0.0).then(|| shell::delay_ms(a)),
-                resume: b == 1.0,
+                heartbeat_ms: interval.filter(|_| flags & 2 != 0),
+                connect_ms: interval.filter(|_| flags & 4 != 0),
+                resume: flags & 1 != 0,
             });
             0
         }
