@@ -555,6 +555,8 @@ pub struct Machine<R, I = String> {
     /// Whether a server's announced heartbeat sets the stall timeout: the user set none (0), and this
     /// machine reconnects by itself.
     stall_from_server: bool,
+    /// The connect timeout is the server's announced interval's (the user set none), as `stall_from_server`.
+    connect_from_server: bool,
 }
 
 impl<R: Random> Machine<R> {
@@ -588,6 +590,8 @@ impl<R: Random, I: EventId> Machine<R, I> {
             hidden: false,
             pause_armed: false,
             stall_from_server: config.stall_timeout_ms == 0 && config.mode == Reconnect::Backoff,
+            connect_from_server: config.connect_timeout_ms == 0
+                && config.mode == Reconnect::Backoff,
         }
     }
 
@@ -856,9 +860,14 @@ impl<R: Random, I: EventId> Machine<R, I> {
             } => {
                 let backoff = self.config.mode == Reconnect::Backoff;
                 self.config.resume |= resume && backoff;
-                if let (Some(ms), true) = (connect_ms, backoff) {
-                    // From the next attempt on (0: none, as the server sends no heartbeat).
+                if let (Some(ms), true) = (connect_ms, self.connect_from_server) {
+                    // From the next attempt on (0: none, as the server sends no heartbeat); an attempt under
+                    // way keeps its timeout, unless there is none any more.
                     self.config.connect_timeout_ms = ms.saturating_mul(HEARTBEAT_STALL_FACTOR);
+                    if ms == 0 && self.phase == Phase::Connecting && self.watchdog {
+                        self.watchdog = false;
+                        out.push(Command::DisarmTimer);
+                    }
                 }
                 if let (Some(ms), true) = (heartbeat_ms, self.stall_from_server) {
                     self.config.stall_timeout_ms = ms.saturating_mul(HEARTBEAT_STALL_FACTOR);
