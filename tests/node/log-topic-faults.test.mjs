@@ -272,7 +272,7 @@ test("redis: a feed's connection dropped and made again is not told as an error;
     onerror: (e) => errors.push(e.message),
     onstatus: (s) => statuses.push(s),
   });
-  const feeds = async () => (await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).map((l) => l.match(/^id=(\d+)/)[1]);
+  const feeds = () => feedIds(admin);
   try {
     await until(() => log.status === 'ready', 'the store');
     for (let i = 0; i < 20; i++) (await log.topic(`t${i}`).connect(null)).start(() => {});
@@ -297,35 +297,49 @@ test("redis: a feed's connection dropped and made again is not told as an error;
   }
 });
 
-test("redis: an open topic quiet past its age bound whose keys expired carries on after its feed reconnects: no reload, no gap marker, its next event live", async () => {
+/** The ids of the Redis connections blocked in XREAD now: the logs' feeds. */
+const feedIds = async (admin) => (await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).map((l) => l.match(/^id=(\d+)/)[1]);
+
+/** Redis: a log (maxAgeMs 300) whose topic `name` had one event, 'A', delivered live to a client of it, and
+ * has been quiet past its age bound since; `seen` is what the client received, `keys` the topic's. */
+async function quietTopic(name) {
   const { createClient } = await import('redis');
   const admin = createClient({ url: fixture.redis.url });
   await admin.connect();
   const key = fixture.key();
   const maxAgeMs = 300;
   const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key, maxAgeMs, reconnect: { baseMs: 50, maxMs: 200 } }), heartbeatMs: 0 });
+  const close = async () => (await log.close(), await admin.close());
   const seen = [];
   try {
-    const conn = await log.topic('quiet').connect(null);
-    conn.start((text) => seen.push(...frames(text)));
-    await log.topic('quiet').append({ data: 'A' });
+    (await log.topic(name).connect(null)).start((text) => seen.push(...frames(text)));
+    await log.topic(name).append({ data: 'A' });
     await until(() => seen.length === 1, 'A live');
     await new Promise((r) => setTimeout(r, maxAgeMs + 50));
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  const keys = { stream: `${key}:{${name}}`, floor: `${key}:{${name}}:floor`, epoch: `${key}:{${name}}:epoch` };
+  return { admin, log, seen, keys, close };
+}
+
+test("redis: an open topic quiet past its age bound whose keys expired carries on after its feed reconnects: no reload, no gap marker, its next event live", async () => {
+  const { admin, log, seen, keys, close } = await quietTopic('quiet');
+  try {
     // What the keys' expiry does after maxAgeMs + 70 s (the generation stays a day longer), now; then the
     // feed's connection drops and comes back.
-    await admin.sendCommand(['DEL', `${key}:{quiet}`, `${key}:{quiet}:floor`]);
-    const xread = (await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).map((l) => l.match(/^id=(\d+)/)[1]);
-    for (const id of xread) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
+    await admin.sendCommand(['DEL', keys.stream, keys.floor]);
+    for (const id of await feedIds(admin)) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
     const end = Date.now() + 5000;
-    while (!(await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).length && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    while ((await feedIds(admin)).length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 200)); // the feed's check on coming back
     await log.topic('quiet').append({ data: 'B' });
     await until(() => seen.length >= 2, 'B live');
     assert.deepEqual(seen, [['message', 'A'], ['message', 'B']]);
-    assert.equal(Number(await admin.sendCommand(['XLEN', `${key}:{quiet}`])), 1, 'no gap marker in the stream');
+    assert.equal(Number(await admin.sendCommand(['XLEN', keys.stream])), 1, 'no gap marker in the stream');
   } finally {
-    await log.close();
-    await admin.close();
+    await close();
   }
 });
 
@@ -393,29 +407,16 @@ test('a Web request already aborted when response() is called gives its gate pla
 });
 
 test('redis: a quiet topic past its age bound whose data Redis lost (its generation with it) is told to reload when its feed comes back: events appended meanwhile were lost', async () => {
-  const { createClient } = await import('redis');
-  const admin = createClient({ url: fixture.redis.url });
-  await admin.connect();
-  const key = fixture.key();
-  const maxAgeMs = 300;
-  const log = createEventLog({ store: await createRedisStore({ url: fixture.redis.url, key, maxAgeMs, reconnect: { baseMs: 50, maxMs: 200 } }), heartbeatMs: 0 });
-  const seen = [];
+  const { admin, seen, keys, close } = await quietTopic('lost');
   try {
-    const conn = await log.topic('lost').connect(null);
-    conn.start((text) => seen.push(...frames(text)));
-    await log.topic('lost').append({ data: 'A' });
-    await until(() => seen.length === 1, 'A live');
-    await new Promise((r) => setTimeout(r, maxAgeMs + 50));
     // Redis loses the topic's data, generation and all (a restart without persistence, a failover to a
     // replica behind), while the feed's connection is down.
-    await admin.sendCommand(['DEL', `${key}:{lost}`, `${key}:{lost}:floor`, `${key}:{lost}:epoch`]);
-    const xread = (await admin.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => / cmd=xread/.test(l)).map((l) => l.match(/^id=(\d+)/)[1]);
-    for (const id of xread) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
+    await admin.sendCommand(['DEL', keys.stream, keys.floor, keys.epoch]);
+    for (const id of await feedIds(admin)) await admin.sendCommand(['CLIENT', 'KILL', 'ID', id]);
     await until(() => seen.length === 2, 'the reload', 5000);
     assert.deepEqual(seen, [['message', 'A'], ['reload', 'gap']]);
   } finally {
-    await log.close();
-    await admin.close();
+    await close();
   }
 });
 
