@@ -60,9 +60,10 @@ end`;
 
 // KEYS: the stream, its floor, its generation. ARGV: id ('*' or given), max length ('0': none), age cutoff
 // ('': none), a new generation's mark (kept if the stream has none yet), how long the stream and its floor
-// live after this append, ms ('': for ever), how long its generation lives (longer), then the entry's fields. With an age bound a stream no one appends to
-// holds nothing to replay once it passes, so its keys go then: a topic used once (a user's, a room's) does
-// not stay in Redis for ever. Returns { id, generation }; each entry carries its generation (field 'p').
+// live after this append, ms ('': for ever), how long its generation lives (longer), then the entry's
+// fields. With an age bound a stream no one appends to holds nothing to replay once it passes, so its keys
+// go then: a topic used once (a user's, a room's) does not stay in Redis for ever. Returns { id, generation };
+// each entry carries its generation (field 'p').
 const APPEND = `${TRIM_BY_AGE}
 local key, floorKey = KEYS[1], KEYS[2]
 local epoch = redis.call('GET', KEYS[3])
@@ -482,16 +483,12 @@ export async function createRedisStore(options = {}) {
     /** The feed's failures in a row on a connection that was up (0: it delivers). While there are any the store
      * is 'unavailable': appends and replays work, live events do not flow. */
     let feedFailures = 0;
-    function feedFailed(error) {
+    /** The feed failed on a connection that was up (`because` says how, `advice` what to allow), or its own
+     * connection cannot be made while commands go through (Redis's maxclients, a proxy's limit): no live
+     * event reaches anyone. Ready again once its XREAD answers (feedBack). */
+    function feedFailed(error, because = 'its blocking XREAD failed', advice = 'An ACL needs @blocking (+xread), and a proxy in front of Redis must allow blocking commands') {
       feedFailures++;
-      const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events of ${key}: its blocking XREAD failed (${error?.message ?? error}); appends and replays still work. An ACL needs @blocking (+xread), and a proxy in front of Redis must allow blocking commands`, error);
-      if (status === 'ready') setStatus('unavailable', why);
-    }
-    /** The feed's own connection cannot be made while commands go through (Redis's maxclients, a proxy's
-     * limit): no live event reaches anyone either. Ready again once its XREAD answers (feedBack). */
-    function followerRefused(error) {
-      feedFailures++;
-      const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events of ${key}: the feed's connection could not be made (${error?.message ?? error}); appends and replays still work. Each topic open on a node holds a connection: see maxclients`, error);
+      const why = new StoreUnavailableError(`${PREFIX}: Redis at ${url} does not deliver live events of ${key}: ${because} (${error?.message ?? error}); appends and replays still work. ${advice}`, error);
       if (status === 'ready') setStatus('unavailable', why);
     }
     function feedBack() {
@@ -609,7 +606,7 @@ export async function createRedisStore(options = {}) {
           if (f.isReady) return;
           connectionLost(f); // its loop waits for 'ready'
           if (!client.isReady) refusals = 0;
-          else if (++refusals === FOLLOWER_REFUSALS && !closed && !ended) followerRefused(error);
+          else if (++refusals === FOLLOWER_REFUSALS && !closed && !ended) feedFailed(error, "the feed's connection could not be made", 'Each topic open on a node holds a connection: see maxclients');
         });
         f.on('ready', () => (refusals = 0));
         followerConnecting = f.connect().catch(() => {});
