@@ -68,7 +68,9 @@ for (const transport of ['eventsource', 'fetch']) {
     for (let i = 1; i < records.length; i++) assert.ok(records[i].time >= records[i - 1].time, `record ${i} goes back in time`);
     for (const w of waits) {
       const next = records[records.indexOf(w) + 1];
-      assert.ok(next.time - w.time >= w.delayMs - 1, `${engine}: waited ${next.time - w.time} ms of ${w.delayMs}`);
+      // Within 2 ms: two readings of performance.now(), which Firefox coarsens to 1 ms, and its timers may
+      // fire a little before their time (a full run read 98 ms of 100 there).
+      assert.ok(next.time - w.time >= w.delayMs - 2, `${engine}: waited ${next.time - w.time} ms of ${w.delayMs}`);
     }
     assert.deepEqual(records.at(-1).by, 'user');
   });
