@@ -48,14 +48,15 @@ export interface Options {
   stallTimeoutMs?: number;
   /** An event the server sends to show the stream is alive (comments are invisible to EventSource).
    * Default 'heartbeat', which managed-eventsource/server sends; when its data is a JSON object
-   * `{ "heartbeatMs": N, "lastEventIdParam": "name" }`, 2 x N sets stallTimeoutMs where you did not set it
-   * (0 included), and the name lastEventIdParam where you did not set it. */
+   * `{ "heartbeatMs": N, "lastEventIdParam": "name" }`, 2 x N sets stallTimeoutMs and connectTimeoutMs where
+   * you did not set them (0 included), and the name lastEventIdParam where you did not set it. */
   heartbeatEvent?: string;
   /** The stream closes after delivering the event for which this returns true. */
   until?: (ev: MessageEvent<string>) => boolean;
   /** The attempt counter resets only once a connection has stayed open this long (ms). Default 0: on open. */
   minUptimeMs?: number;
-  /** A stream not open after this long (ms) counts as a failed attempt. Default 0: as long as the browser waits. */
+  /** A stream not open after this long (ms) counts as a failed attempt. Default 0: as long as the browser waits;
+   * once managed-eventsource/server has announced its heartbeat, two of its intervals. */
   connectTimeoutMs?: number;
   /** A page hidden this long (ms) closes its stream (status 'reconnecting', no error); visible again, it
    * reconnects at once, resuming. Default 0: never (the stream stays open while hidden). Ignored in a worker. */
