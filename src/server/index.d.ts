@@ -284,26 +284,45 @@ export function ladderDelay(attempt: number, ladder?: { baseMs?: number; maxMs?:
 export type Chunk = string | { event?: string; data: string };
 
 export interface ResumableStreamsOptions {
-  /** How long an ended stream stays resumable, ms, at most 2^31 - 1. Default 300,000. */
+  /** How long an ended stream stays resumable, ms, at most 2^31 - 1 (with a store, also how long a running stream's frames outlive its last renewal). Default 300,000. */
   keepMs?: number;
-  /** The most chunks a stream holds. Default 100,000. */
+  /** The most chunks a stream holds; past it the stream is interrupted, and an `error` event says so. Default 100,000. */
   maxEvents?: number;
+  /** The most bytes (UTF-16 units) a stream's frames hold; past it the stream is interrupted, and an `error` event says so. Default 64 MiB. */
+  maxBytes?: number;
+  /** A producer that gives nothing for this long, ms, is stopped (its signal aborts with a TimeoutError) and its stream interrupted. Default 0: no limit. */
+  idleTimeoutMs?: number;
   /** The query parameter read when there is no Last-Event-ID header. Default 'lastEventId'. */
   lastEventIdParam?: string;
   /** A client more than this many bytes behind when the next chunk comes is sent no more: its stream ends after what it was sent, whole, and it resumes from its last id (with serve(), one that then takes in nothing for 30 s is disconnected). Default 1 MiB. */
   maxBufferedBytes?: number;
-  /** What a producer threw (the client sees only an `error` event saying the stream failed on the server), or a response's write that threw (that client alone is dropped). */
+  /** What a producer threw (the client sees only an `error` event saying the stream failed on the server), a response's write that threw (that client alone is dropped), or a store's failure. */
   onerror?: (error: unknown) => void;
+  /** A Redis store (createRedisStore, shareable with an event log): every frame is stored there too, so any node of a fleet serves a resume, and cancel() reaches the node that produces. Default: none (this process's memory; resumes must reach the node that started the stream). */
+  store?: RedisStore | null;
+  /** With a store: how long, ms, a running stream whose node stops renewing it (the node died) still counts as running for the other nodes; they then answer its resumes 410, interrupted. Renewed every third of it. Default 10,000 (at least 100). */
+  leaseMs?: number;
 }
 
+/** What a producer is given: the stream's id, and a signal that aborts when the stream is cancelled or its producer idles past idleTimeoutMs (hand it to the model call, e.g. streamText({ abortSignal: signal })). */
+export interface ProduceContext {
+  id: string;
+  signal: AbortSignal;
+}
+
+export type Producer = (context: ProduceContext) => AsyncIterable<Chunk> | Iterable<Chunk>;
+
 export interface ResumableStreams {
-  /** Streams held (running, or ended and still resumable). */
+  /** Streams produced on this node (running, or ended and still resumable). */
   readonly size: number;
   /** Starts a stream without a request; returns its id. */
-  start(produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): string;
-  /** No last id: start `produce` as a new stream. A last id `<stream>:<n>`: the rest of that stream; 204 when it is over and fully sent, 410 when no such stream is held here. */
-  serve(req: any, res: any, produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): void;
-  response(request: Request, produce: () => AsyncIterable<Chunk> | Iterable<Chunk>): Response;
+  start(produce: Producer): string;
+  /** Stops stream `id`'s producer (its signal aborts), on whichever node runs it when there is a store; the stream ends as finished with what it has. Resolves to whether a running stream was told. A TypeError for an id that is not 16 hex digits. */
+  cancel(id: string): Promise<boolean>;
+  /** No last id: start `produce` as a new stream. A last id `<stream>:<n>`: the rest of that stream; 204 when it is over and fully sent, 410 when it was interrupted (its producer threw, idled, or its node died) or is not held. 503 (Retry-After) when the store cannot be read. */
+  serve(req: any, res: any, produce: Producer): void;
+  /** serve() as a Web Response; a Promise of one where the store must be asked (a resume of a stream not produced on this node). */
+  response(request: Request, produce: Producer): Response | Promise<Response>;
 }
 
 export function createResumableStreams(options?: ResumableStreamsOptions): ResumableStreams;

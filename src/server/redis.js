@@ -108,6 +108,51 @@ local limit = tonumber(ARGV[2])
 if limit > 0 then entries = redis.call('XRANGE', key, '(' .. ARGV[1], '+', 'COUNT', limit + 1) end
 return {floor or '', first, head, entries, redis.call('GET', KEYS[3]) or ''}`;
 
+// Resumable streams (resumable.js), one per LLM answer: KEYS are its frames (a list, frame n at index n), its
+// state (a hash: state running|done|failed, reason, cancel) and its lease (a key that lives leaseMs while its
+// node renews it), all in the stream's hash slot; its channel (sharded pub/sub, the same slot) carries each
+// frame as `<n> <frame>` and `end`.
+// PUSH, ARGV: n, the frame, keepMs, leaseMs, the channel. Stores frame n only if the list holds n frames (no
+// gap, none twice); returns the list's length after.
+const RESUMABLE_PUSH = `
+local held = redis.call('LLEN', KEYS[1])
+if held ~= tonumber(ARGV[1]) then return held end
+if held == 0 then
+  redis.call('HSET', KEYS[2], 'state', 'running')
+  redis.call('SET', KEYS[3], '1', 'PX', ARGV[4])
+end
+redis.call('RPUSH', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('SPUBLISH', ARGV[5], ARGV[1] .. ' ' .. ARGV[2])
+return held + 1`;
+// FINISH, ARGV: state, reason, keepMs, the channel.
+const RESUMABLE_FINISH = `
+redis.call('HSET', KEYS[2], 'state', ARGV[1], 'reason', ARGV[2])
+redis.call('DEL', KEYS[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('SPUBLISH', ARGV[4], 'end')
+return 1`;
+// RENEW, ARGV: leaseMs, keepMs. Returns 1 when a cancel was asked for (its message may have been missed).
+const RESUMABLE_RENEW = `
+if redis.call('HGET', KEYS[2], 'state') ~= 'running' then return 0 end
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[2])
+if redis.call('HGET', KEYS[2], 'cancel') then return 1 end
+return 0`;
+// READ, ARGV: the first frame wanted. Returns { state ('' when none), reason, lease held (0|1), frames }.
+const RESUMABLE_READ = `
+local state = redis.call('HMGET', KEYS[2], 'state', 'reason')
+return {state[1] or '', state[2] or '', redis.call('EXISTS', KEYS[3]), redis.call('LRANGE', KEYS[1], ARGV[1], -1)}`;
+// CANCEL, ARGV: the cancel channel. Returns 1 when the stream was running.
+const RESUMABLE_CANCEL = `
+if redis.call('HGET', KEYS[2], 'state') ~= 'running' then return 0 end
+redis.call('HSET', KEYS[2], 'cancel', '1')
+redis.call('SPUBLISH', ARGV[1], 'cancel')
+return 1`;
+
 /** The hash tag of a Redis key, as Redis Cluster reads it (what lies between the first `{` and the next `}`,
  * if that is not empty), or null: keys with the same tag are in the same slot. */
 export function hashTag(key) {
@@ -155,6 +200,8 @@ function clusterConnection(cluster) {
       return connection;
     },
     sendCommand: (command, options) => cluster.sendCommand(routingKey(command), false, command, options),
+    sSubscribe: (channel, listener) => cluster.sSubscribe(channel, listener),
+    sUnsubscribe: (channel, listener) => cluster.sUnsubscribe(channel, listener),
     duplicate: () => clusterConnection(cluster.duplicate()),
     connect: () => cluster.connect(),
     close: () => cluster.close(),
@@ -650,16 +697,78 @@ export async function createRedisStore(options = {}) {
     return openStream(topicKey(key, name));
   }
 
+  /**
+   * What resumable streams (resumable.js) keep here: each stream's frames, state and lease under
+   * `{<key>:resumable:<id>}` (one hash slot a stream), and sharded pub/sub on a connection of its own, made
+   * when first needed. Every command has the store's deadline.
+   */
+  let subscriber = null;
+  let subscriberConnecting = null;
+  function resumable({ keepMs, leaseMs }) {
+    const tag = (id) => `{${key}:resumable:${id}}`;
+    const shas = new Map();
+    const run3 = async (body, id, args) => {
+      const t = tag(id);
+      let sha = shas.get(body);
+      if (!sha) shas.set(body, (sha = sha1(body)));
+      const keys = ['3', `${t}:frames`, `${t}:state`, `${t}:lease`];
+      try {
+        return await run(['EVALSHA', sha, ...keys, ...args]);
+      } catch (error) {
+        if (!/NOSCRIPT/.test(error?.message)) throw error;
+        return run(['EVAL', body, ...keys, ...args]);
+      }
+    };
+    /** Listens on `channel` (sharded pub/sub); resolves to a function that stops, once subscribed. */
+    async function listen(channel, listener) {
+      if (closed) throw new Error(`${PREFIX}: the store is closed`);
+      if (!subscriber) {
+        subscriber = client.duplicate();
+        subscriber.on('error', () => {}); // it reconnects on the ladder; a stream's watch reads what it missed
+        subscriberConnecting = subscriber.connect();
+      }
+      let timer;
+      const deadline = new Promise((_, reject) => (timer = setTimeout(reject, commandTimeoutMs, unavailable(`no subscription to ${channel} within ${commandTimeoutMs} ms (commandTimeoutMs)`))));
+      try {
+        await Promise.race([subscriberConnecting.then(() => subscriber.sSubscribe(channel, listener)), deadline]);
+      } catch (error) {
+        throw error?.code ? error : unavailable(error);
+      } finally {
+        clearTimeout(timer);
+      }
+      return () => void Promise.resolve(subscriber?.sUnsubscribe(channel, listener)).catch(() => {});
+    }
+    return {
+      push: (id, n, text) => run3(RESUMABLE_PUSH, id, [String(n), text, String(keepMs), String(leaseMs), `${tag(id)}:live`]).then(Number),
+      finish: (id, state, reason) => run3(RESUMABLE_FINISH, id, [state, reason, String(keepMs), `${tag(id)}:live`]),
+      renew: (id) => run3(RESUMABLE_RENEW, id, [String(leaseMs), String(keepMs)]).then((r) => Number(r) === 1),
+      async read(id, from) {
+        const [state, reason, lease, frames] = await run3(RESUMABLE_READ, id, [String(from)]);
+        return { state: state || null, reason, alive: Number(lease) === 1, frames };
+      },
+      cancel: (id) => run3(RESUMABLE_CANCEL, id, [`${tag(id)}:cancel`]).then((r) => Number(r) === 1),
+      subscribe: (id, listener) => listen(`${tag(id)}:live`, listener),
+      onCancel: (id, listener) => listen(`${tag(id)}:cancel`, listener),
+    };
+  }
+
   const store = openStream(key);
   store.connectFollower();
   const closeOwn = store.close;
   store.topic = topic;
+  store.resumable = resumable;
   /** Closes every stream (each topic's feed) and the connections. */
   store.close = async () => {
     if (closed) return;
     closeOwn();
     for (const s of [...streams]) s.close();
     closed = true;
+    if (subscriber) {
+      try {
+        subscriber.destroy();
+      } catch {}
+      subscriberConnecting?.then(() => subscriber.destroy()).catch(() => {});
+    }
     // What the command connection has not written yet is refused as never sent, not failed as maybe stored.
     connectionLost(client);
     if (!client.isReady) {

@@ -256,7 +256,8 @@ function opened(c, r, href) {
     inputWith(c.record, failure(status, never), I_UNUSABLE);
     return false;
   }
-  const why = status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
+  // A 410 to a resume (resumable streams): the stream will not go on from there, and is not finished either.
+  const why = status === 410 && c.id !== '' ? 'the stream was interrupted: the server answered 410 (Gone) to its resume from ' + JSON.stringify(c.id) + ', so what was missed cannot be sent' : status !== 200 ? 'the server answered ' + status : r.body ? 'the response is ' + (type || 'untyped') + ', not text/event-stream' : 'the response has no body to read';
   inputWith(c.record, failure(status, why), I_REFUSED, status === 200 ? 0 : status, retryAfterMs(r.headers.get('retry-after')));
   return false;
 }

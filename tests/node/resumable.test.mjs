@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 
 const fetchEntry = new URL('../../pkg/fetch.js', import.meta.url);
 const shipped = new URL('../../pkg/server.js', import.meta.url);
-const { createResumableStreams } = await import(existsSync(shipped) ? shipped : new URL('../../src/server/index.js', import.meta.url));
+const { createResumableStreams } = await import(existsSync(shipped) && !process.env.SERVER_SOURCES ? shipped : new URL('../../src/server/index.js', import.meta.url));
 const built = existsSync(fetchEntry);
 const NOT_BUILT = 'pkg/fetch.js is not built (run `npm run build`; `npm test` builds it before this step)';
 
@@ -157,6 +157,52 @@ test('a cut answer whose stream the server no longer holds (the node restarted) 
     assert.ok(!statuses.includes('closed'), `an interrupted answer is not finished: ${statuses}`);
   } finally {
     stop();
+    await s.close();
+  }
+});
+
+test('a producer that throws mid-answer: the client ends failed with an error saying the stream was interrupted, never closed as if finished', { skip: built ? false : NOT_BUILT }, async () => {
+  const { ManagedEventSource } = await import(fetchEntry);
+  let fail;
+  const streams = createResumableStreams({ onerror: () => {} });
+  const produce = async function* () {
+    yield 'one';
+    await new Promise((_, reject) => (fail = reject));
+  };
+  const requests = [];
+  const s = await listen((req, res) => {
+    res.shouldKeepAlive = false;
+    requests.push(req.headers['last-event-id'] ?? null);
+    req.resume();
+    req.on('end', () => streams.serve(req, res, produce));
+  });
+  const source = new ManagedEventSource(`${s.url}/v1/chat`, { transport: 'fetch', method: 'POST', body: '{}', baseMs: 20, maxMs: 50 });
+  const got = [];
+  const statuses = [];
+  const errors = [];
+  let wake = () => {};
+  source.onmessage = (ev) => (got.push(ev.data), wake());
+  source.onstatus = (st) => (statuses.push(st), wake());
+  source.onerror = (ev) => (errors.push(ev), wake());
+  const waitFor = (cond, what) =>
+    new Promise((resolve, reject) => {
+      if (cond()) return resolve();
+      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}: ${JSON.stringify({ got, statuses, requests })}`)), 10_000);
+      wake = () => cond() && (clearTimeout(timer), resolve());
+    });
+  try {
+    await waitFor(() => got.length === 1, 'the first chunk');
+    fail(new Error('the model API went away'));
+    await waitFor(() => statuses.at(-1) === 'failed', 'the failed status');
+    assert.ok(!statuses.includes('closed'), `an interrupted answer is not finished: ${statuses}`);
+    assert.equal(requests.length, 2, 'one resume, answered 410, not retried');
+    assert.match(requests[1], /^[0-9a-f]{16}:2$/, 'the resume comes after the error event');
+    const last = errors.at(-1);
+    assert.equal(last.status, 410);
+    assert.match(last.message, /the stream was interrupted: the server answered 410 \(Gone\) to its resume/);
+    assert.equal(source.readyState, 2);
+  } finally {
+    source.close();
     await s.close();
   }
 });

@@ -93,7 +93,7 @@ void counts, lines, written;
 
 // managed-eventsource/server's event log and resumable streams
 import { createEventLog, createMemoryStore, createRedisStore, createResumableStreams, ladderDelay, compareIds } from 'managed-eventsource/server';
-import type { EventLog, EventStore, LogConnection, StoreStatus } from 'managed-eventsource/server';
+import type { EventLog, EventStore, LogConnection, RedisStore, StoreStatus } from 'managed-eventsource/server';
 const memory: EventStore = createMemoryStore({ maxEvents: 10_000, maxAgeMs: 3_600_000 });
 const log: EventLog = createEventLog({ store: memory, recent: 1000, snapshotMs: 1000, reloadEvent: 'reload', onstatus: (s: StoreStatus) => s });
 const appended: Promise<string | null> = log.append({ data: 'hello', event: 'greeting' });
@@ -104,12 +104,14 @@ const web: Promise<Response> = log.response(new Request('https://example.com/eve
 const redisStore: Promise<EventStore> = createRedisStore({ url: 'redis://127.0.0.1:6379', key: 'events', reconnect: { baseMs: 500, maxMs: 10_000 }, maxPendingAppends: 1000, maxPendingBytes: 1 << 20 });
 const backlog: Promise<number> = redisStore.then(() => createRedisStore()).then((s) => s.waiting.appends + s.waiting.bytes + s.maxPendingAppends);
 const streams = createResumableStreams({ keepMs: 60_000 });
-const answer: Response = streams.response(new Request('https://example.com/v1/chat', { method: 'POST' }), async function* () {
-  yield 'token';
+const answer: Response | Promise<Response> = streams.response(new Request('https://example.com/v1/chat', { method: 'POST' }), async function* ({ signal }) {
+  if (!signal.aborted) yield 'token';
   yield { event: 'done', data: '[DONE]' };
 });
+const fleetStreams = redisStore.then((store) => createResumableStreams({ store: store as RedisStore, leaseMs: 10_000, idleTimeoutMs: 60_000, maxBytes: 1 << 20 }));
+const cancelled: Promise<boolean> = fleetStreams.then((s) => s.cancel('0123456789abcdef'));
 const order: number = compareIds('1-0', '2-0') + ladderDelay(3, { baseMs: 100 });
-void appended, served, web, redisStore, backlog, answer, order;
+void appended, served, web, redisStore, backlog, answer, order, cancelled;
 
 // The fetch entry: the fetch transport's options, per-attempt functions that may be async, and its events.
 import { ManagedEventSource as FetchSource, createManagedStream as fetchStream, type FetchErrorEvent, type FetchOpenEvent } from 'managed-eventsource/fetch';
