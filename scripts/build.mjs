@@ -347,13 +347,17 @@ export const BINDINGS = [
   { name: 'svelte', peer: 'svelte', range: '^4.0.0 || ^5.0.0' },
   { name: 'solid', peer: 'solid-js', range: '^1.6.0' },
   { name: 'angular', peer: '@angular/core', range: '>=20.0.0', esmOnly: true },
+  // The AI SDK's ChatTransport: over the fetch entry (its transport), typed against `ai`, which it never imports.
+  { name: 'ai', peer: 'ai', range: '>=7.0.0', entry: 'fetch' },
 ];
 
 const MAIN_ENTRY = { esm: './index.js', cjs: './index.cjs' };
+const FETCH_ENTRY = { esm: './fetch.js', cjs: './fetch.cjs' };
 
 async function buildBindings() {
-  for (const { name, peer, esmOnly } of BINDINGS) {
+  for (const { name, peer, esmOnly, entry } of BINDINGS) {
     for (const format of esmOnly ? ['esm'] : ['esm', 'cjs']) {
+      const imported = entry === 'fetch' ? FETCH_ENTRY[format] : MAIN_ENTRY[format];
       const out = join(pkg, `${name}.${format === 'esm' ? 'js' : 'cjs'}`);
       await esbuild({
         entryPoints: [join(root, 'src', 'bindings', `${name}.js`)],
@@ -371,13 +375,14 @@ async function buildBindings() {
             name: 'main-entry',
             setup(b) {
               b.onResolve({ filter: /^managed-eventsource$/ }, () => ({ path: MAIN_ENTRY[format], external: true }));
+              b.onResolve({ filter: /^managed-eventsource\/fetch$/ }, () => ({ path: FETCH_ENTRY[format], external: true }));
             },
           },
         ],
       });
       const code = readFileSync(out, 'utf8');
-      if (!code.includes(MAIN_ENTRY[format])) {
-        console.error(`[build] failed: pkg/${name} does not import ${MAIN_ENTRY[format]}`);
+      if (!code.includes(imported)) {
+        console.error(`[build] failed: pkg/${name} does not import ${imported}`);
         process.exit(1);
       }
       // Its source map beside it, each source named as it stands in the repository.

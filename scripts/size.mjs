@@ -132,10 +132,12 @@ function breakdown() {
 const BINDING_BUDGET = 1024;
 const app = (source) =>
   execFileSync(join(root, 'node_modules', '.bin', 'esbuild'), ['--bundle', '--minify', '--format=esm', '--log-level=error', ...BINDINGS.map(({ peer }) => `--external:${peer}*`)], { input: source, cwd: join(root, 'pkg'), maxBuffer: 1 << 26 });
-const entryApp = gz(app("export * from './index.js';"));
-const bindings = BINDINGS.map(({ name }) => {
+const entryApps = { index: gz(app("export * from './index.js';")), fetch: gz(app("export * from './fetch.js';")) };
+// A binding over the fetch entry (ai) is measured against the fetch entry's app: what it adds to a page that
+// already streams with fetch.
+const bindings = BINDINGS.map(({ name, entry = 'index' }) => {
   const b = readFileSync(join(root, 'pkg', `${name}.js`));
-  const adds = gz(app(`export * from './index.js';\nexport * from './${name}.js';`)) - entryApp;
+  const adds = gz(app(`export * from './${entry}.js';\nexport * from './${name}.js';`)) - entryApps[entry];
   return { name, bytes: b.length, gzip: gz(b), adds, verdict: adds <= BINDING_BUDGET ? 'met' : `missed by ${adds - BINDING_BUDGET} bytes` };
 });
 /**

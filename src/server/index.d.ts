@@ -310,7 +310,7 @@ export interface ProduceContext {
   signal: AbortSignal;
 }
 
-export type Producer = (context: ProduceContext) => AsyncIterable<Chunk> | Iterable<Chunk>;
+export type Producer = (context: ProduceContext) => AsyncIterable<Chunk> | Iterable<Chunk> | Promise<AsyncIterable<Chunk> | Iterable<Chunk>>;
 
 export interface ResumableStreams {
   /** Streams produced on this node (running, or ended and still resumable). */
@@ -319,10 +319,13 @@ export interface ResumableStreams {
   start(produce: Producer): string;
   /** Stops stream `id`'s producer (its signal aborts), on whichever node runs it when there is a store; the stream ends as finished with what it has. Resolves to whether a running stream was told. A TypeError for an id that is not 16 hex digits. */
   cancel(id: string): Promise<boolean>;
-  /** No last id: start `produce` as a new stream. A last id `<stream>:<n>`: the rest of that stream; 204 when it is over and fully sent, 410 when it was interrupted (its producer threw, idled, or its node died) or is not held. 503 (Retry-After) when the store cannot be read. */
-  serve(req: any, res: any, produce: Producer): void;
+  /** No last id: start `produce` as a new stream (with no producer, 204: a resume route with nothing to resume). A last id `<stream>:<n>`: the rest of that stream; 204 when it is over and fully sent, 410 when it was interrupted (its producer threw, idled, or its node died) or is not held. 503 (Retry-After) when the store cannot be read. */
+  serve(req: any, res: any, produce?: Producer | null): void;
   /** serve() as a Web Response; a Promise of one where the store must be asked (a resume of a stream not produced on this node). */
-  response(request: Request, produce: Producer): Response | Promise<Response>;
+  response(request: Request, produce?: Producer | null): Response | Promise<Response>;
 }
 
 export function createResumableStreams(options?: ResumableStreamsOptions): ResumableStreams;
+
+/** The AI SDK's UI message stream (`streamText(...).toUIMessageStream()`, or any ReadableStream or async iterable of its chunks) as a producer's chunks: each chunk's JSON, then `[DONE]`, as toUIMessageStreamResponse writes them. */
+export function uiMessageChunks(stream: ReadableStream<unknown> | AsyncIterable<unknown>): AsyncGenerator<string, void, undefined>;

@@ -21,7 +21,7 @@ export { createEventLog } from './log.js';
 export { createMemoryStore } from './memory.js';
 export { compareIds } from './ids.js';
 export { createRedisStore, ladderDelay } from './redis.js';
-export { createResumableStreams } from './resumable.js';
+export { createResumableStreams, uiMessageChunks } from './resumable.js';
 
 /**
  * An admission gate: a token bucket of `ratePerSec` tokens a second holding at most `burst` (seed 001,

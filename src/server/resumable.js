@@ -52,7 +52,8 @@ const interrupted = (id, why) => refusal(410, `${PREFIX}: stream ${id} was inter
 
 /**
  * `serve(req, res, produce)` (node:http, Express) and `response(request, produce)` (Web): with no last id,
- * start `produce({ id, signal })` (an async or sync iterable of strings or `{ event, data }`) as a new
+ * start `produce({ id, signal })` (an async or sync iterable of strings or `{ event, data }`, or a Promise of
+ * one) as a new
  * stream and send it; with one, resume that stream after it (see above for the answers). Options: `keepMs`
  * (how long an ended stream stays resumable, default 5 minutes), `maxEvents` (chunks a stream holds,
  * default 100,000) and `maxBytes` (its frames' size, default 64 MiB): past either the stream is interrupted
@@ -132,7 +133,7 @@ export function createResumableStreams(options = {}) {
     let idle = null;
     let failure = null;
     try {
-      const source = produce({ id: stream.id, signal });
+      const source = await produce({ id: stream.id, signal }); // an iterable, or a Promise of one
       iterator = source?.[Symbol.asyncIterator]?.() ?? source?.[Symbol.iterator]?.() ?? null;
       if (!iterator) throw new StreamError(`produce must return an iterable of chunks, not ${describe(source)}`);
       for (;;) {
@@ -335,7 +336,8 @@ export function createResumableStreams(options = {}) {
   /** What a request with `lastEventId` (null: none) is answered: a feed, null (204), or a refusal; a Promise
    * of one where the store must be asked. */
   function plan(lastEventId, produce) {
-    if (lastEventId === null || lastEventId === '') return localFeed(start(produce), 0);
+    // No id and no producer: a resume route (GET {api}/{chat id}/stream) with nothing to resume.
+    if (lastEventId === null || lastEventId === '') return produce == null ? null : localFeed(start(produce), 0);
     const m = typeof lastEventId === 'string' ? RESUME_ID.exec(lastEventId) : null;
     if (!m) return refusal(410, `${PREFIX}: the last event id is not a resumable stream's (<16 hex digits>:<n>)`);
     const from = Number(m[2]) + 1;
@@ -469,4 +471,28 @@ export function createResumableStreams(options = {}) {
       }
     },
   };
+}
+
+/**
+ * The AI SDK's UI message stream (`streamText(...).toUIMessageStream()`, or any ReadableStream or async
+ * iterable of its chunk objects) as a producer's chunks: each chunk's JSON, then `[DONE]`, as
+ * toUIMessageStreamResponse writes them, so useChat reads the stream unchanged.
+ */
+export async function* uiMessageChunks(stream) {
+  if (stream == null || typeof stream[Symbol.asyncIterator] !== 'function') {
+    if (typeof stream?.getReader !== 'function') throw new TypeError(`${PREFIX}: uiMessageChunks takes a ReadableStream or an async iterable of UI message chunks, not ${describe(stream)}`);
+    const reader = stream.getReader();
+    let ended = false;
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if ((ended = done)) break;
+        yield JSON.stringify(value);
+      }
+    } finally {
+      // A producer stopped early (cancel, idleTimeoutMs) cancels the stream, and the model call under it.
+      if (!ended) reader.cancel().catch(() => {});
+    }
+  } else for await (const chunk of stream) yield JSON.stringify(chunk);
+  yield '[DONE]';
 }

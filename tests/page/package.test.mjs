@@ -131,7 +131,7 @@ test('the tarball holds what a user needs and nothing else', () => {
   const maps = files.filter((f) => f.endsWith('.map'));
   assert.deepEqual(maps, files.filter((f) => /\.c?js$/.test(f) && !f.startsWith('server.')).map((f) => `${f}.map`).sort());
   assert.deepEqual(files.filter((f) => !f.endsWith('.map')), [
-    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'angular.d.ts', 'angular.js', 'bindings.d.cts', 'bindings.d.ts', 'core.cjs', 'core.js', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
+    'LICENSE-APACHE', 'LICENSE-MIT', 'README.md', 'ai.cjs', 'ai.d.cts', 'ai.d.ts', 'ai.js', 'angular.d.ts', 'angular.js', 'bindings.d.cts', 'bindings.d.ts', 'core.cjs', 'core.js', 'disposable.d.ts', 'fetch.cjs', 'fetch.d.cts', 'fetch.d.ts', 'fetch.js',
     'index.cjs', 'index.d.cts', 'index.d.ts', 'index.js', 'managed-eventsource.global.d.ts', 'managed-eventsource.global.js', 'package.json',
     'react.cjs', 'react.d.cts', 'react.d.ts', 'react.js', 'server.cjs', 'server.d.cts', 'server.d.ts', 'server.js',
     'share.cjs', 'share.d.cts', 'share.d.ts', 'share.js', 'shell.wasm', 'solid.cjs', 'solid.d.cts', 'solid.d.ts', 'solid.js', 'svelte.cjs', 'svelte.d.cts', 'svelte.d.ts', 'svelte.js',
@@ -144,7 +144,7 @@ test('the tarball holds what a user needs and nothing else', () => {
   assert.equal(manifest.license, 'MIT OR Apache-2.0');
   // The Redis store's client library and the bindings' frameworks are optional peers: never installed with
   // the package.
-  const peers = ['redis', 'react', 'vue', 'svelte', 'solid-js', '@angular/core'];
+  const peers = ['redis', 'react', 'vue', 'svelte', 'solid-js', '@angular/core', 'ai'];
   assert.deepEqual(Object.keys(manifest.peerDependencies), peers);
   assert.deepEqual(manifest.peerDependenciesMeta, Object.fromEntries(peers.map((p) => [p, { optional: true }])));
   for (const name of ['react', 'vue', 'svelte', 'solid', 'angular']) {
@@ -328,8 +328,9 @@ for (const [version, tsc] of [['5.9', bin('tsc')], ['7.0', join(root, 'node_modu
       const r = spawnSync(process.execPath, [tsc, '-p', 'tsconfig.json'], { cwd: dir, encoding: 'utf8' });
       return { ok: r.status === 0, out: r.stdout + r.stderr };
     };
+    // The AI SDK's own types need Node's (as in any app built on it): TypeScript 7 includes none unless named.
     for (const files of [['src/uses.ts'], ['src/global.ts'], ['src/wrong.ts'], ['src/bindings.ts']]) {
-      const r = check(files);
+      const r = check(files, files[0] === 'src/bindings.ts' ? { types: ['node'] } : {});
       assert.ok(r.ok, `${files}: ${r.out}`);
     }
     // The Svelte binding against Svelte 4's types, where a Svelte 4 project finds them.

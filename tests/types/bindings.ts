@@ -12,6 +12,8 @@ import { useCallback, useMemo } from 'react';
 import { computed, ref, type Ref } from 'vue';
 import { derived, readable, type Readable } from 'svelte/store';
 import { createSignal, type Accessor } from 'solid-js';
+import { ManagedChatTransport } from 'managed-eventsource/ai';
+import type { ChatTransport, UIMessage } from 'ai';
 
 const fetchOptions: BindingOptions = { client: FetchSource, transport: 'fetch', headers: async () => ({ Authorization: 'Bearer x' }), events: ['update'], onMessage: (ev) => void ev.data.length, share: 'feed', baseMs: 500 };
 
@@ -84,4 +86,17 @@ createManagedEventSource('/feed').close();
 // @ts-expect-error an accessor of a number is no URL
 createManagedEventSource(() => 5);
 
-void [vueStatus, vueAttempt, vueEvent, asReadable, statusStore, solidStatus, solidEvent];
+// The AI SDK: a ChatTransport for useChat, with DefaultChatTransport's options and the ladder's.
+const chatTransport: ChatTransport<UIMessage> = new ManagedChatTransport({
+  api: '/api/chat',
+  headers: async () => ({ Authorization: 'Bearer x' }),
+  prepareSendMessagesRequest: ({ messages, id }) => ({ body: { id, last: messages.at(-1) } }),
+  maxAttempts: 8,
+  baseMs: 500,
+  storage: null,
+  onStatus: (status: Status, { chatId }) => void [status, chatId],
+});
+// @ts-expect-error stopApi is a URL, a function of the chat id, or false
+new ManagedChatTransport({ stopApi: 5 });
+
+void [vueStatus, vueAttempt, vueEvent, asReadable, statusStore, solidStatus, solidEvent, chatTransport];

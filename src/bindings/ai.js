@@ -1,0 +1,241 @@
+// managed-eventsource/ai: ManagedChatTransport, a ChatTransport for the AI SDK's useChat (`ai` 7 and
+// @ai-sdk/react, /vue, /svelte, /angular) over the fetch transport. The AI SDK is not imported: the
+// transport hands useChat the UI message stream's chunks (each event's data, as JSON) and is typed against
+// `ai`, an optional peer.
+//
+// What must stay true:
+// - One answer, one client (the fetch entry's ManagedEventSource, so one shell a page): an answer cut
+//   mid-stream is resumed from its last event id on the ladder, and each chunk reaches useChat once, in
+//   order; `[DONE]` ends it as finished (status 'closed'), as does a 204 to a resume.
+// - An answer whose events carry no id cannot be resumed: a cut then errors the stream, rather than post
+//   the messages again and generate a second answer into the first.
+// - An answer that ends 'failed' errors the stream with the client's last error, worded as interrupted once
+//   it had opened; useChat then shows it (status 'error'), and the partial message stays.
+// - Stop (useChat's stop(), the abort signal) is not a disconnect: the client closes, and the server is
+//   asked to cancel the producer (POST stopApi with the stream's id). No client, reader or timer is left
+//   after stop, after the end, or after close().
+// - With `storage` (sessionStorage by default), the stream's id is kept per chat while it runs, so
+//   reconnectToStream (useChat's resume, after a reload or on mount) asks for that stream again from its
+//   start (resumeStreamIsReplay), and a server with resumable streams on Redis answers from any node.
+
+import { ManagedEventSource } from 'managed-eventsource/fetch';
+
+const PREFIX = 'managed-eventsource/ai: ';
+const DONE = '[DONE]';
+
+const resolve = async (value) => (typeof value === 'function' ? value() : value);
+
+/** Headers as a plain object: a Headers, an array of pairs, or an object. */
+function plain(headers) {
+  if (headers == null) return {};
+  if (typeof Headers === 'function' && headers instanceof Headers) return Object.fromEntries(headers.entries());
+  if (Array.isArray(headers)) return Object.fromEntries(headers);
+  return { ...headers };
+}
+
+/** What the AI SDK names an abort: an AbortError, which useChat takes for a stop, not a failure. */
+const abortError = (signal) => (signal?.reason instanceof Error ? signal.reason : new DOMException('the answer was stopped', 'AbortError'));
+
+/** The options of DefaultChatTransport (and ours) that are not the client's. */
+const OWN = new Set(['api', 'credentials', 'headers', 'body', 'fetch', 'prepareSendMessagesRequest', 'prepareReconnectToStreamRequest', 'stopApi', 'storage', 'storageKey', 'onStatus']);
+
+export class ManagedChatTransport {
+  /** useChat replays a resumed answer from its start (reconnectToStream asks for the stream from `:0`). */
+  resumeStreamIsReplay = true;
+  #options;
+  #client;
+  /** The answers streaming now: each one's close(). */
+  #live = new Set();
+
+  constructor(options = {}) {
+    if (options === null || typeof options !== 'object') throw new TypeError(PREFIX + 'ManagedChatTransport takes an options object, not ' + (options === null ? 'null' : typeof options));
+    const o = { api: '/api/chat', storageKey: 'managed-eventsource/ai', ...options };
+    if (typeof o.api !== 'string') throw new TypeError(PREFIX + 'option api must be a string (a URL), not ' + typeof o.api);
+    for (const name of ['fetch', 'prepareSendMessagesRequest', 'prepareReconnectToStreamRequest', 'onStatus']) {
+      if (o[name] != null && typeof o[name] !== 'function') throw new TypeError(PREFIX + 'option ' + name + ' must be a function, not ' + typeof o[name]);
+    }
+    if (o.stopApi != null && o.stopApi !== false && typeof o.stopApi !== 'function' && typeof o.stopApi !== 'string') throw new TypeError(PREFIX + 'option stopApi must be a URL string, a function of the chat id, or false');
+    if (o.storage === undefined) o.storage = typeof sessionStorage === 'object' ? sessionStorage : null;
+    if (o.storage !== null && (typeof o.storage?.getItem !== 'function' || typeof o.storage?.setItem !== 'function' || typeof o.storage?.removeItem !== 'function')) throw new TypeError(PREFIX + 'option storage must be a Storage (getItem, setItem, removeItem) or null');
+    this.#options = o;
+    // Everything else is the client's (the ladder, timeouts, trace): checked by ManagedEventSource itself.
+    this.#client = Object.fromEntries(Object.entries(options).filter(([name]) => !OWN.has(name)));
+  }
+
+  async sendMessages({ abortSignal, ...options }) {
+    const o = this.#options;
+    const [body, headers, credentials] = await Promise.all([resolve(o.body), resolve(o.headers), resolve(o.credentials)]);
+    const base = { ...plain(headers), ...plain(options.headers) };
+    const prepared = await o.prepareSendMessagesRequest?.({
+      api: o.api,
+      id: options.chatId,
+      messages: options.messages,
+      body: { ...body, ...options.body },
+      headers: base,
+      credentials,
+      requestMetadata: options.metadata,
+      trigger: options.trigger,
+      messageId: options.messageId,
+    });
+    const request = {
+      api: prepared?.api ?? o.api,
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', ...(prepared?.headers !== undefined ? plain(prepared.headers) : base) },
+      body: JSON.stringify(prepared?.body !== undefined ? prepared.body : { ...body, ...options.body, id: options.chatId, messages: options.messages, trigger: options.trigger, messageId: options.messageId }),
+      credentials: prepared?.credentials ?? credentials,
+    };
+    return this.#answer(options.chatId, request, abortSignal, null);
+  }
+
+  async reconnectToStream({ abortSignal, ...options }) {
+    const o = this.#options;
+    const [body, headers, credentials] = await Promise.all([resolve(o.body), resolve(o.headers), resolve(o.credentials)]);
+    const base = { ...plain(headers), ...plain(options.headers) };
+    const prepared = await o.prepareReconnectToStreamRequest?.({ api: o.api, id: options.chatId, body: { ...body, ...options.body }, headers: base, credentials, requestMetadata: options.metadata });
+    const kept = this.#kept(options.chatId);
+    const request = {
+      api: prepared?.api ?? `${o.api.replace(/\/+$/, '')}/${encodeURIComponent(options.chatId)}/stream`,
+      method: 'GET',
+      headers: prepared?.headers !== undefined ? plain(prepared.headers) : base,
+      body: undefined,
+      credentials: prepared?.credentials ?? credentials,
+    };
+    // The kept stream from its start: its first event (`:0`) names it, every chunk after it is replayed.
+    if (kept) request.headers['Last-Event-ID'] = `${kept}:0`;
+    return this.#answer(options.chatId, request, abortSignal, kept);
+  }
+
+  /** Closes every answer streaming now (their streams end as stopped, AbortError), keeping what storage
+   * holds (a page that goes resumes after its reload); the transport can still be used. */
+  close() {
+    for (const close of [...this.#live]) close();
+  }
+
+  #key = (chatId) => `${this.#options.storageKey}:${chatId}`;
+
+  /** The stream id kept for `chatId`, or null. */
+  #kept(chatId) {
+    try {
+      const id = this.#options.storage?.getItem(this.#key(chatId));
+      return typeof id === 'string' && /^[0-9a-f]{16}$/.test(id) ? id : null;
+    } catch {
+      return null; // a storage that refuses (private mode, a quota) keeps nothing
+    }
+  }
+
+  #keep(chatId, streamId) {
+    try {
+      if (streamId === null) this.#options.storage?.removeItem(this.#key(chatId));
+      else this.#options.storage?.setItem(this.#key(chatId), streamId);
+    } catch {}
+  }
+
+  /** Asks the server to stop stream `streamId` of chat `chatId` (stopApi), without waiting for it. */
+  #stop(chatId, streamId, request) {
+    const o = this.#options;
+    if (o.stopApi === false || streamId === null) return;
+    const url = typeof o.stopApi === 'function' ? o.stopApi(chatId) : o.stopApi ?? `${o.api.replace(/\/+$/, '')}/${encodeURIComponent(chatId)}/stop`;
+    const headers = { ...request.headers, 'Content-Type': 'application/json' };
+    delete headers['Last-Event-ID'];
+    Promise.resolve()
+      .then(() => (o.fetch ?? globalThis.fetch)(url, { method: 'POST', headers, body: JSON.stringify({ id: chatId, streamId }), credentials: request.credentials, keepalive: true }))
+      .then((r) => r.body?.cancel?.())
+      .catch(() => {});
+  }
+
+  /**
+   * One answer: a client for `request`, and the ReadableStream of chunks it resolves to once open (null
+   * for a 204 before any, a resume with nothing to send). `streamId` is the stream resumed, if known.
+   */
+  #answer(chatId, request, abortSignal, streamId) {
+    return new Promise((resolveAnswer, rejectAnswer) => {
+      if (abortSignal?.aborted) return rejectAnswer(abortError(abortSignal));
+      const o = this.#options;
+      let opened = false;
+      let over = false;
+      let lastError = null;
+      let controller;
+      const chunks = new ReadableStream({
+        start: (c) => void (controller = c),
+        cancel: () => end(),
+      });
+      const source = new ManagedEventSource(request.api, {
+        ...this.#client,
+        transport: 'fetch',
+        method: request.method,
+        headers: request.headers,
+        body: request.body,
+        withCredentials: request.credentials === 'include',
+        ...(o.fetch ? { fetch: o.fetch } : {}),
+        until: (ev) => ev.data === DONE,
+      });
+      /** Ends this answer once: the client closed, the storage entry gone, the abort listener removed. */
+      const end = (keepStream = false) => {
+        if (over) return false;
+        over = true;
+        this.#live.delete(stopNow);
+        abortSignal?.removeEventListener('abort', onAbort);
+        source.close();
+        if (!keepStream) this.#keep(chatId, null);
+        return true;
+      };
+      const fail = (error, keepStream = false) => {
+        if (!end(keepStream)) return;
+        if (opened) controller.error(error);
+        else rejectAnswer(error);
+      };
+      const stopNow = () => fail(abortError(abortSignal), true);
+      const onAbort = () => {
+        this.#stop(chatId, streamId, request);
+        fail(abortError(abortSignal));
+      };
+      abortSignal?.addEventListener('abort', onAbort, { once: true });
+      this.#live.add(stopNow);
+      source.addEventListener('stream', (ev) => {
+        if (streamId === null && /^[0-9a-f]{16}$/.test(ev.data)) this.#keep(chatId, (streamId = ev.data));
+      });
+      source.onopen = () => {
+        if (opened) return;
+        opened = true;
+        resolveAnswer(chunks);
+      };
+      source.onmessage = (ev) => {
+        if (over || ev.data === DONE) return;
+        let chunk;
+        try {
+          chunk = JSON.parse(ev.data);
+        } catch {
+          return fail(new TypeError(PREFIX + 'an event of the answer is not a UI message chunk (JSON): ' + JSON.stringify(ev.data.slice(0, 80))));
+        }
+        controller.enqueue(chunk);
+      };
+      source.onerror = (ev) => {
+        if (over || ev instanceof MessageEvent) return; // a server's own `error` event is not a failure
+        lastError = ev;
+        // Cut after it opened, with no id to resume from: posting again would start a second answer.
+        if (opened && source.lastEventId === '' && streamId === null) {
+          fail(Object.assign(new Error(PREFIX + 'the answer was interrupted, and its events carry no id to resume from (serve it with createResumableStreams): ' + (ev.message ?? 'the connection failed')), { status: ev.status }));
+        }
+      };
+      const report = (status) => {
+        try {
+          o.onStatus?.(status, { chatId });
+        } catch (error) {
+          (globalThis.reportError ?? console.error)(error);
+        }
+        if (over) return;
+        if (status === 'closed') {
+          // [DONE], or a 204: finished. A 204 before anything is a resume with nothing to send.
+          if (!end()) return;
+          if (opened) controller.close();
+          else resolveAnswer(null);
+        } else if (status === 'failed') {
+          const why = lastError?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed';
+          fail(Object.assign(new Error(PREFIX + (opened || lastError?.status === 410 ? 'the answer was interrupted: ' : 'the answer could not be fetched: ') + why), { status: lastError?.status }));
+        }
+      };
+      source.onstatus = report;
+      report(source.status); // 'connecting', told before the handler was there
+    });
+  }
+}
