@@ -4,6 +4,7 @@
 //   POST /api/chat              start an answer (or resume one: Last-Event-ID)
 //   GET  /api/chat/:id/stream   the resume route useChat calls (Last-Event-ID from ManagedChatTransport's storage)
 //   POST /api/chat/:id/stop     cancel the producer, { streamId }
+//   POST /api/native            the SDK's own recipe (toUIMessageStreamResponse), not resumable: a baseline
 // The model answers `words` tokens `w1 w2 ...`, one every `paceMs`, and honours the abort signal. The test
 // drives faults through the returned control: cut every answer's connection, refuse or 401 requests, stop.
 import http from 'node:http';
@@ -83,6 +84,16 @@ export async function startChatServer(streams, { words = 50, paceMs = 10, serveF
         const chunks = uiMessageChunks(result.toUIMessageStream());
         return failAfter == null ? chunks : failing(chunks, failAfter);
       });
+    }
+    if (req.method === 'POST' && url.pathname === '/api/native') {
+      // The SDK's own server recipe, with no resumable streams (the baseline DefaultChatTransport reads).
+      const { messages } = JSON.parse(body);
+      const response = streamText({ model, messages: await convertToModelMessages(messages) }).toUIMessageStreamResponse();
+      res.writeHead(response.status, Object.fromEntries(response.headers));
+      try {
+        for await (const bytes of response.body) if (!res.destroyed) res.write(bytes);
+      } catch {}
+      return res.end();
     }
     let m = /^\/api\/chat\/([^/]+)\/stream$/.exec(url.pathname);
     if (req.method === 'GET' && m) return streams.serve(req, res, null);
