@@ -288,7 +288,7 @@ export interface ResumableStreamsOptions {
   keepMs?: number;
   /** The most chunks a stream holds; past it the stream is interrupted, and an `error` event says so. Default 100,000. */
   maxEvents?: number;
-  /** The most bytes (UTF-16 units) a stream's frames hold; past it the stream is interrupted, and an `error` event says so. Default 64 MiB. */
+  /** The most UTF-16 units (about bytes, for ASCII) a stream's frames hold, `id:` and `data:` lines included; past it the stream is interrupted, and an `error` event says so. Default 64 MiB. */
   maxBytes?: number;
   /** A producer that gives nothing for this long, ms, is stopped (its signal aborts with a TimeoutError) and its stream interrupted. Default 0: no limit. */
   idleTimeoutMs?: number;

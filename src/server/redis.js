@@ -134,9 +134,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('SPUBLISH', ARGV[4], 'end')
 return 1`;
-// RENEW, ARGV: leaseMs, keepMs. Returns 1 when a cancel was asked for (its message may have been missed).
+// RENEW, ARGV: leaseMs, keepMs. Returns 1 when a cancel was asked for (its message may have been missed), 2
+// when Redis holds no such stream (it restarted without its data), else 0.
 const RESUMABLE_RENEW = `
-if redis.call('HGET', KEYS[2], 'state') ~= 'running' then return 0 end
+local state = redis.call('HGET', KEYS[2], 'state')
+if not state then return 2 end
+if state ~= 'running' then return 0 end
 redis.call('SET', KEYS[3], '1', 'PX', ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[2])
@@ -728,20 +731,26 @@ export async function createRedisStore(options = {}) {
         subscriberConnecting = subscriber.connect();
       }
       let timer;
+      let late = false;
+      const unsubscribe = () => void Promise.resolve(subscriber?.sUnsubscribe(channel, listener)).catch(() => {});
       const deadline = new Promise((_, reject) => (timer = setTimeout(reject, commandTimeoutMs, unavailable(`no subscription to ${channel} within ${commandTimeoutMs} ms (commandTimeoutMs)`))));
+      const subscribing = subscriberConnecting.then(() => subscriber.sSubscribe(channel, listener));
+      // One that lands after its deadline was given up: it is taken off again, not left hearing every frame.
+      subscribing.then(() => late && unsubscribe(), () => {});
       try {
-        await Promise.race([subscriberConnecting.then(() => subscriber.sSubscribe(channel, listener)), deadline]);
+        await Promise.race([subscribing, deadline]);
       } catch (error) {
+        late = true;
         throw error?.code ? error : unavailable(error);
       } finally {
         clearTimeout(timer);
       }
-      return () => void Promise.resolve(subscriber?.sUnsubscribe(channel, listener)).catch(() => {});
+      return unsubscribe;
     }
     return {
       push: (id, n, text) => run3(RESUMABLE_PUSH, id, [String(n), text, String(keepMs), String(leaseMs), `${tag(id)}:live`]).then(Number),
       finish: (id, state, reason) => run3(RESUMABLE_FINISH, id, [state, reason, String(keepMs), `${tag(id)}:live`]),
-      renew: (id) => run3(RESUMABLE_RENEW, id, [String(leaseMs), String(keepMs)]).then((r) => Number(r) === 1),
+      renew: (id) => run3(RESUMABLE_RENEW, id, [String(leaseMs), String(keepMs)]).then((r) => ['', 'cancel', 'lost'][Number(r)] ?? ''),
       async read(id, from) {
         const [state, reason, lease, frames] = await run3(RESUMABLE_READ, id, [String(from)]);
         return { state: state || null, reason, alive: Number(lease) === 1, frames };

@@ -105,7 +105,10 @@ export function createResumableStreams(options = {}) {
   // A listener whose write throws (a response that went meanwhile) is dropped alone: the producer, and the
   // other listeners, go on.
   function push(stream, event, data) {
-    const text = frameOf(`${stream.id}:${stream.frames.length}`, event, data);
+    pushFrame(stream, frameOf(`${stream.id}:${stream.frames.length}`, event, data));
+  }
+
+  function pushFrame(stream, text) {
     stream.frames.push(text);
     stream.bytes += text.length;
     for (const l of stream.listeners) {
@@ -147,8 +150,9 @@ export function createResumableStreams(options = {}) {
         if (typeof data !== 'string') throw new StreamError(`a chunk's data must be a string, not ${describe(data)}`);
         if (event !== undefined) eventName('event', event);
         if (stream.frames.length > maxEvents) throw new StreamError(`the stream passed maxEvents (${maxEvents})`);
-        if (stream.bytes + data.length > maxBytes) throw new StreamError(`the stream passed maxBytes (${maxBytes})`);
-        push(stream, event, data);
+        const text = frameOf(`${stream.id}:${stream.frames.length}`, event, data);
+        if (stream.bytes + text.length > maxBytes) throw new StreamError(`the stream passed maxBytes (${maxBytes})`);
+        pushFrame(stream, text);
       }
     } catch (error) {
       failure = error;
@@ -201,7 +205,18 @@ export function createResumableStreams(options = {}) {
       .onCancel(stream.id, () => stop(stream, 'cancelled'))
       .then((off) => (stream.state === RUNNING ? (unsubscribe = off) : off()))
       .catch(onerror);
-    const renewal = setInterval(() => shared.renew(stream.id).then((cancelled) => cancelled && stop(stream, 'cancelled'), () => {}), Math.max(50, Math.floor(leaseMs / 3)));
+    // The renewal also finds a stream Redis no longer holds (it restarted without its data): its frames are
+    // pushed again from the first, so the other nodes do not take it for one never started.
+    const renewal = setInterval(() => {
+      if (store.status === 'closed') return void clearInterval(renewal);
+      shared.renew(stream.id).then((said) => {
+        if (said === 'cancel') stop(stream, 'cancelled');
+        else if (said === 'lost' && !ended) {
+          stored = 0;
+          part.sync();
+        }
+      }, () => {});
+    }, Math.max(50, Math.floor(leaseMs / 3)));
     renewal.unref?.();
     const part = {
       async sync() {
@@ -221,6 +236,12 @@ export function createResumableStreams(options = {}) {
             unsubscribe?.();
           }
         } catch (error) {
+          if (store.status === 'closed') {
+            // Nothing will take it now (the node is shutting down): no retry, no renewal, no reference kept.
+            ended = true;
+            clearInterval(renewal);
+            return;
+          }
           onerror(error);
           retry = setTimeout(() => ((retry = null), part.sync()), STORE_RETRY_MS);
           retry.unref?.();
@@ -295,15 +316,22 @@ export function createResumableStreams(options = {}) {
         };
         // Reads the store from `next`: what pub/sub did not bring (a message lost while the subscriber
         // reconnected), and whether the stream ended or lost its node meanwhile.
+        // A stream Redis no longer holds (state null: it restarted without its data) is waited for, a lease
+        // long, for its node to push it again; a node that died meanwhile never does.
+        let lastHeld = Date.now();
         const check = async () => {
           if (checking) return void (again = true);
           checking = true;
           try {
             do {
               again = false;
-              const s = await shared.read(id, next);
+              const from = next;
+              const s = await shared.read(id, from);
               if (stopped) return;
-              write(s.frames);
+              // Live frames may have been written while the read was out: only those after them.
+              write(s.frames.slice(next - from));
+              if (s.state === null && Date.now() - lastHeld < leaseMs) continue;
+              if (s.state !== null) lastHeld = Date.now();
               if (s.state !== RUNNING || !s.alive) return close();
             } while (again);
           } catch (error) {
@@ -321,7 +349,7 @@ export function createResumableStreams(options = {}) {
           if (n > next) return void check(); // one was missed
           write([message.slice(space + 1)]);
         };
-        const watch = setInterval(check, leaseMs);
+        const watch = setInterval(check, Math.max(50, Math.floor(leaseMs / 2)));
         watch.unref?.();
         for (const message of heard.splice(0)) hear(message);
         return () => {

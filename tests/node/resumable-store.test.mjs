@@ -132,7 +132,7 @@ async function fleet(options = {}) {
   for (let i = 0; i < 2; i++) {
     const store = await createRedisStore({ url: fixture.redis.url, key, commandTimeoutMs: 1000, reconnect: { baseMs: 50, maxMs: 200 } });
     const errors = [];
-    nodes.push({ store, errors, streams: createResumableStreams({ store, onerror: (e) => errors.push(e), ...options }) });
+    nodes.push({ store, errors, key, streams: createResumableStreams({ store, onerror: (e) => errors.push(e), ...options }) });
   }
   return { nodes, close: () => Promise.all(nodes.map((n) => n.store.close())) };
 }
@@ -213,6 +213,61 @@ test('redis: cancel on the other node stops the producer within a second; its cl
       assert.equal(status, 204);
     }
     assert.equal(await b.streams.cancel(id), false);
+  } finally {
+    await close();
+  }
+});
+
+test("redis: a live client at the other node gets every frame once, in order, while that node's watch reads Redis beside the live frames (a review's race: frames repeated, then lost)", async () => {
+  const { nodes, close } = await fleet({ leaseMs: 100 }); // the watch reads every 50 ms
+  try {
+    const [a, b] = nodes;
+    const CHUNKS = 600;
+    const produce = async function* () {
+      for (let i = 1; i <= CHUNKS; i++) {
+        await new Promise((r) => setTimeout(r, 1));
+        yield `c${i}`;
+      }
+    };
+    const results = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const first = reader(await a.streams.response(post(), produce));
+        await until(() => first.frames.length >= 3, 'the first chunks');
+        const id = first.frames[0][2];
+        const followed = reader(await b.streams.response(post(`${id}:1`), () => assert.fail()));
+        await Promise.all([first.done, followed.done]);
+        return { id, ids: followed.frames.map(([fid]) => fid) };
+      }),
+    );
+    for (const { id, ids } of results) assert.deepEqual(ids, Array.from({ length: CHUNKS - 1 }, (_, i) => `${id}:${i + 2}`));
+  } finally {
+    await close();
+  }
+});
+
+test('redis: a running stream that Redis lost (a restart without its data) is pushed again by its node, and the other node keeps its live client meanwhile', async () => {
+  const { nodes, close } = await fleet({ leaseMs: 300 });
+  try {
+    const [a, b] = nodes;
+    const p = steps();
+    const first = reader(await a.streams.response(post(), p.produce));
+    p.next();
+    await until(() => first.frames.length === 2, 'the first chunk');
+    const id = first.frames[0][2];
+    const follower = reader(await b.streams.response(post(`${id}:0`), () => assert.fail()));
+    await until(() => follower.frames.length === 1, 'the first chunk at b');
+    // Redis loses every key (as a restart without persistence does); the producer is thinking meanwhile.
+    const { createClient } = await import('redis');
+    const admin = createClient({ url: fixture.redis.url });
+    await admin.connect();
+    await admin.flushAll();
+    await new Promise((r) => setTimeout(r, 600)); // two leases: the node has pushed the stream again
+    assert.equal(follower.ended, false, "b's live client stays");
+    assert.equal(await admin.lLen(`{${a.key}:resumable:${id}}:frames`), 2, 'the stream and its first chunk are in Redis again');
+    await admin.close();
+    p.next();
+    await until(() => follower.frames.length === 2, 'the next chunk at b');
+    assert.deepEqual(follower.frames.map(([, , data]) => data), ['chunk 1', 'chunk 2']);
   } finally {
     await close();
   }
