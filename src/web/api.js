@@ -18,7 +18,7 @@
 //   loader.js           the wasm module's life: compile, instantiate, prepare(); the option check
 //   options.js, errors.js, boundary.js                           (bottom)
 
-import { O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, O_STALL_TIMEOUT_MS, O_CONNECT_TIMEOUT_MS, V_PROBE_URL, V_TRANSPORT } from './boundary.js';
+import { O_WITH_CREDENTIALS, O_LAST_EVENT_ID_PARAM, O_RETRY_HINT_EVENT, O_HEARTBEAT_EVENT, O_STALL_TIMEOUT_MS, O_CONNECT_TIMEOUT_MS, S_CLOSED, S_FAILED, V_PROBE_URL, V_RESUME_FROM, V_TRANSPORT } from './boundary.js';
 import { abortedAtStart, announce, attemptOf, close, follow, lastEventIdOf, launch, readyStateOf, recordOf, reconnectNow, statusOf, traceOption } from './client.js';
 import { finish } from './effects.js';
 import { fail } from './errors.js';
@@ -67,7 +67,7 @@ function askFirstUrl(record) {
  * starts it.
  */
 function start(client, url, options, handlers, own) {
-  const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', 'signal', 'trace', ...FETCH]);
+  const { o, values } = readOptions(options, 1, ['until', 'share', 'transport', 'signal', 'trace', 'lastEventIdKey', 'lastEventIdStorage', ...FETCH]);
   // A JavaScript object, which never reaches Rust: read here, used once the client is checked.
   const signal = signalOf(o);
   const name = o.transport ?? 'eventsource';
@@ -91,6 +91,7 @@ function start(client, url, options, handlers, own) {
   if (share === true && typeof url === 'function') fail('option share needs a name (share: "feed") with a url function');
   // Not a silent connection per tab: that would hide the mistake until the server counts them.
   if (share && !tabs) fail("option share needs managed-eventsource/share: import it once, anywhere in the app (import 'managed-eventsource/share')");
+  const kept = keptIn(o, name, values);
   const record = recordOf(client, url, transport, handlers);
   own(record);
   traceOption(record, o, values);
@@ -121,8 +122,62 @@ function start(client, url, options, handlers, own) {
     else launch(record, values);
   }
   follow(record, signal);
+  if (kept) keep(record, kept);
   // The first status, which the instance's own callbacks cannot hear yet: createManagedStream's can.
   announce(record);
+}
+
+/**
+ * The `lastEventIdKey` option: `{ key, storage }` (storage `lastEventIdStorage`, by default sessionStorage),
+ * or null. The id kept there by the page before (a reload) is where the first connection resumes from.
+ */
+function keptIn(o, transportName, values) {
+  const key = o.lastEventIdKey;
+  if (key == null) return null;
+  if (typeof key !== 'string' || key === '') fail('option lastEventIdKey must be a non-empty string');
+  const storage = o.lastEventIdStorage === undefined ? globalThis.sessionStorage : o.lastEventIdStorage;
+  if (typeof storage?.getItem !== 'function' || typeof storage.setItem !== 'function' || typeof storage.removeItem !== 'function') {
+    fail('option lastEventIdStorage must be a Storage (getItem, setItem and removeItem), such as sessionStorage');
+  }
+  // A native EventSource sends no Last-Event-ID on its first connection: only a URL parameter can carry it.
+  if (transportName !== 'fetch' && values[O_LAST_EVENT_ID_PARAM] === undefined) {
+    fail("option lastEventIdKey needs lastEventIdParam on the EventSource transport, whose first connection can carry the id only in its URL (managed-eventsource/server reads 'lastEventId')");
+  }
+  let id = null;
+  try {
+    id = storage.getItem(key);
+  } catch {} // a storage that refuses (private mode) keeps nothing
+  if (typeof id === 'string' && id !== '') values[V_RESUME_FROM] = id;
+  return { key, storage };
+}
+
+/**
+ * Keeps the record's last event id under `kept.key` when the page goes (pagehide, or hidden: a mobile
+ * browser may discard a hidden page with no pagehide), never per event; forgets it when the stream ends
+ * (closed or failed: a reload then starts afresh).
+ */
+function keep(record, { key, storage }) {
+  const save = () => {
+    const id = lastEventIdOf(record);
+    try {
+      if (id !== '') storage.setItem(key, id);
+    } catch {}
+  };
+  const hidden = () => document.visibilityState === 'hidden' && save();
+  const doc = typeof document === 'object' ? document : null;
+  globalThis.addEventListener?.('pagehide', save);
+  doc?.addEventListener('visibilitychange', hidden);
+  const ended = (s) => {
+    if (s !== S_CLOSED && s !== S_FAILED) return;
+    record.watchers.delete(ended);
+    globalThis.removeEventListener?.('pagehide', save);
+    doc?.removeEventListener('visibilitychange', hidden);
+    try {
+      storage.removeItem(key);
+    } catch {}
+  };
+  record.watchers.add(ended);
+  ended(record.status); // ended already (an aborted signal)
 }
 
 /** What createManagedStream passes the constructor before its handlers, which no other caller can pass. */

@@ -27,6 +27,13 @@ export interface Options {
    * WebKit it is the only carrier of an id outside ASCII. Default: none, or the parameter the server's
    * heartbeat event names (managed-eventsource/server names 'lastEventId'). */
   lastEventIdParam?: string;
+  /** Resume after a reload: the last event id is kept under this key when the page goes (pagehide, or
+   * hidden), and the next client made with the same key starts from it (its first connection resumes).
+   * Forgotten when the stream ends (closed or failed). With the EventSource transport, needs
+   * lastEventIdParam (a first connection can carry the id only in its URL). Default: none, off. */
+  lastEventIdKey?: string;
+  /** Where lastEventIdKey keeps the id: a Storage. Default sessionStorage (this tab's, across reloads). */
+  lastEventIdStorage?: Pick<Storage, 'getItem' | 'setItem' | 'removeItem'>;
   /** Reconnect at once when the page becomes visible. Default true. Ignored in a worker (no document). */
   reconnectOnVisible?: boolean;
   /** Reconnect at once when the browser comes back online. Default true. */
