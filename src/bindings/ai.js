@@ -22,6 +22,8 @@ import { ManagedEventSource } from 'managed-eventsource/fetch';
 
 const PREFIX = 'managed-eventsource/ai: ';
 const DONE = '[DONE]';
+/** How long a stop made before the answer's first event waits for it (the stream's id) to ask the cancel. */
+const STOP_WAIT_MS = 10_000;
 
 const resolve = async (value) => (typeof value === 'function' ? value() : value);
 
@@ -32,6 +34,23 @@ function plain(headers) {
   if (Array.isArray(headers)) return Object.fromEntries(headers);
   return { ...headers };
 }
+
+/** `headers` with `name` set to `value` unless it has that header already, in any case. */
+function withDefault(headers, name, value) {
+  const lower = name.toLowerCase();
+  return Object.keys(headers).some((k) => k.toLowerCase() === lower) ? headers : { [name]: value, ...headers };
+}
+
+/** `api` with `/{chat id}/{what}` added to its path, before any query or fragment (as the SDK's own). */
+function pathOf(api, chatId, what) {
+  if (chatId === '.' || chatId === '..') throw new TypeError(PREFIX + 'a chat id must not be "." or "..": it would leave the path of ' + api);
+  const cut = api.search(/[?#]/);
+  const [path, rest] = cut < 0 ? [api, ''] : [api.slice(0, cut), api.slice(cut)];
+  return `${path.replace(/\/+$/, '')}/${encodeURIComponent(chatId)}/${what}${rest}`;
+}
+
+/** The client options that would change what an answer is, which the transport sets itself. */
+const REFUSED = ['share', 'signal', 'until', 'lastEventIdKey', 'lastEventIdStorage', 'transport', 'method', 'withCredentials'];
 
 /** What the AI SDK names an abort: an AbortError, which useChat takes for a stop, not a failure. */
 const abortError = (signal) => (signal?.reason instanceof Error ? signal.reason : new DOMException('the answer was stopped', 'AbortError'));
@@ -57,9 +76,11 @@ export class ManagedChatTransport {
     if (o.stopApi != null && o.stopApi !== false && typeof o.stopApi !== 'function' && typeof o.stopApi !== 'string') throw new TypeError(PREFIX + 'option stopApi must be a URL string, a function of the chat id, or false');
     if (o.storage === undefined) o.storage = typeof sessionStorage === 'object' ? sessionStorage : null;
     if (o.storage !== null && (typeof o.storage?.getItem !== 'function' || typeof o.storage?.setItem !== 'function' || typeof o.storage?.removeItem !== 'function')) throw new TypeError(PREFIX + 'option storage must be a Storage (getItem, setItem, removeItem) or null');
+    for (const name of REFUSED) if (o[name] !== undefined) throw new TypeError(PREFIX + 'option ' + name + ' is the transport\'s own: each answer is one POST, ended by its [DONE], its stop or its failure');
     this.#options = o;
-    // Everything else is the client's (the ladder, timeouts, trace): checked by ManagedEventSource itself.
-    this.#client = Object.fromEntries(Object.entries(options).filter(([name]) => !OWN.has(name)));
+    // Everything else is the client's (the ladder, timeouts, trace): checked by ManagedEventSource itself. An
+    // answer that cannot start gives up after 8 attempts unless told otherwise (useChat shows the error).
+    this.#client = { maxAttempts: 8, ...Object.fromEntries(Object.entries(options).filter(([name]) => !OWN.has(name))) };
   }
 
   async sendMessages({ abortSignal, ...options }) {
@@ -80,7 +101,7 @@ export class ManagedChatTransport {
     const request = {
       api: prepared?.api ?? o.api,
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', ...(prepared?.headers !== undefined ? plain(prepared.headers) : base) },
+      headers: withDefault(prepared?.headers !== undefined ? plain(prepared.headers) : base, 'Content-Type', 'application/json'),
       body: JSON.stringify(prepared?.body !== undefined ? prepared.body : { ...body, ...options.body, id: options.chatId, messages: options.messages, trigger: options.trigger, messageId: options.messageId }),
       credentials: prepared?.credentials ?? credentials,
     };
@@ -94,7 +115,7 @@ export class ManagedChatTransport {
     const prepared = await o.prepareReconnectToStreamRequest?.({ api: o.api, id: options.chatId, body: { ...body, ...options.body }, headers: base, credentials, requestMetadata: options.metadata });
     const kept = this.#kept(options.chatId);
     const request = {
-      api: prepared?.api ?? `${o.api.replace(/\/+$/, '')}/${encodeURIComponent(options.chatId)}/stream`,
+      api: prepared?.api ?? pathOf(o.api, options.chatId, 'stream'),
       method: 'GET',
       headers: prepared?.headers !== undefined ? plain(prepared.headers) : base,
       body: undefined,
@@ -134,9 +155,8 @@ export class ManagedChatTransport {
   #stop(chatId, streamId, request) {
     const o = this.#options;
     if (o.stopApi === false || streamId === null) return;
-    const url = typeof o.stopApi === 'function' ? o.stopApi(chatId) : o.stopApi ?? `${o.api.replace(/\/+$/, '')}/${encodeURIComponent(chatId)}/stop`;
-    const headers = { ...request.headers, 'Content-Type': 'application/json' };
-    delete headers['Last-Event-ID'];
+    const url = typeof o.stopApi === 'function' ? o.stopApi(chatId) : o.stopApi ?? pathOf(o.api, chatId, 'stop');
+    const headers = withDefault(Object.fromEntries(Object.entries(request.headers).filter(([k]) => !/^(last-event-id|content-type)$/i.test(k))), 'Content-Type', 'application/json');
     Promise.resolve()
       .then(() => (o.fetch ?? globalThis.fetch)(url, { method: 'POST', headers, body: JSON.stringify({ id: chatId, streamId }), credentials: request.credentials, keepalive: true }))
       .then((r) => r.body?.cancel?.())
@@ -145,20 +165,25 @@ export class ManagedChatTransport {
 
   /**
    * One answer: a client for `request`, and the ReadableStream of chunks it resolves to once open (null
-   * for a 204 before any, a resume with nothing to send). `streamId` is the stream resumed, if known.
+   * for a 204 to a resume before any chunk: nothing to resume). `streamId` is the stream resumed, if known.
    */
   #answer(chatId, request, abortSignal, streamId) {
     return new Promise((resolveAnswer, rejectAnswer) => {
       if (abortSignal?.aborted) return rejectAnswer(abortError(abortSignal));
       const o = this.#options;
+      const resuming = request.method === 'GET';
       let opened = false;
       let over = false;
       let lastError = null;
+      /** A stop before the stream's id came: the client stays until the id comes (its first event, at once
+       * from our server), to ask for the cancel, and no longer than STOP_WAIT_MS. */
+      let stopWhenNamed = null;
       let controller;
       const chunks = new ReadableStream({
         start: (c) => void (controller = c),
         cancel: () => end(),
       });
+      const fetchOf = o.fetch ?? ((url, init) => globalThis.fetch(url, init));
       const source = new ManagedEventSource(request.api, {
         ...this.#client,
         transport: 'fetch',
@@ -166,16 +191,18 @@ export class ManagedChatTransport {
         headers: request.headers,
         body: request.body,
         withCredentials: request.credentials === 'include',
-        ...(o.fetch ? { fetch: o.fetch } : {}),
+        // 'omit' (and any credentials the fetch transport does not name) reaches fetch as given.
+        fetch: request.credentials === undefined ? fetchOf : (url, init) => fetchOf(url, { ...init, credentials: request.credentials }),
         until: (ev) => ev.data === DONE,
       });
-      /** Ends this answer once: the client closed, the storage entry gone, the abort listener removed. */
+      /** Ends this answer once: the client closed (unless a stop waits for its id), the storage entry gone
+       * unless kept, the abort listener removed. */
       const end = (keepStream = false) => {
         if (over) return false;
         over = true;
-        this.#live.delete(stopNow);
+        this.#live.delete(closeNow);
         abortSignal?.removeEventListener('abort', onAbort);
-        source.close();
+        if (!stopWhenNamed) source.close();
         if (!keepStream) this.#keep(chatId, null);
         return true;
       };
@@ -184,18 +211,30 @@ export class ManagedChatTransport {
         if (opened) controller.error(error);
         else rejectAnswer(error);
       };
-      const stopNow = () => fail(abortError(abortSignal), true);
+      const failure = (what, ev) => Object.assign(new Error(PREFIX + what + (ev === null ? '' : ': ' + (ev?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed'))), { status: ev?.status ?? 410 });
+      const closeNow = () => fail(abortError(abortSignal), true);
       const onAbort = () => {
-        this.#stop(chatId, streamId, request);
+        if (streamId !== null) this.#stop(chatId, streamId, request);
+        else if (!opened || source.readyState !== 2) {
+          stopWhenNamed = setTimeout(() => ((stopWhenNamed = null), source.close()), STOP_WAIT_MS);
+          stopWhenNamed.unref?.(); // in Node, a process is not held for it
+        }
         fail(abortError(abortSignal));
       };
       abortSignal?.addEventListener('abort', onAbort, { once: true });
-      this.#live.add(stopNow);
+      this.#live.add(closeNow);
       source.addEventListener('stream', (ev) => {
-        if (streamId === null && /^[0-9a-f]{16}$/.test(ev.data)) this.#keep(chatId, (streamId = ev.data));
+        if (streamId !== null || !/^[0-9a-f]{16}$/.test(ev.data)) return;
+        streamId = ev.data;
+        if (stopWhenNamed) {
+          clearTimeout(stopWhenNamed);
+          stopWhenNamed = null;
+          source.close();
+          this.#stop(chatId, streamId, request);
+        } else if (!over) this.#keep(chatId, streamId);
       });
       source.onopen = () => {
-        if (opened) return;
+        if (opened || over) return;
         opened = true;
         resolveAnswer(chunks);
       };
@@ -212,9 +251,15 @@ export class ManagedChatTransport {
       source.onerror = (ev) => {
         if (over || ev instanceof MessageEvent) return; // a server's own `error` event is not a failure
         lastError = ev;
-        // Cut after it opened, with no id to resume from: posting again would start a second answer.
-        if (opened && source.lastEventId === '' && streamId === null) {
-          fail(Object.assign(new Error(PREFIX + 'the answer was interrupted, and its events carry no id to resume from (serve it with createResumableStreams): ' + (ev.message ?? 'the connection failed')), { status: ev.status }));
+        const status = ev.status;
+        // A refusal that asking again will not change (a 400, a 413, a 422: the request itself) ends it now,
+        // as DefaultChatTransport's would; 408, 425, 429 and every 5xx are the ladder's.
+        if (status >= 400 && status < 500 && ![408, 425, 429].includes(status)) {
+          if (status === 410 && (opened || resuming)) fail(failure('the answer was interrupted (410: the server can no longer resume it)', null));
+          else fail(failure(opened ? 'the answer was interrupted' : 'the answer could not be fetched', ev));
+        } else if (opened && source.lastEventId === '' && streamId === null) {
+          // Cut after it opened, with no id to resume from: posting again would start a second answer.
+          fail(failure('the answer was interrupted, and its events carry no id to resume from (serve it with createResumableStreams)', ev));
         }
       };
       const report = (status) => {
@@ -225,13 +270,14 @@ export class ManagedChatTransport {
         }
         if (over) return;
         if (status === 'closed') {
-          // [DONE], or a 204: finished. A 204 before anything is a resume with nothing to send.
+          // [DONE], or a 204. Before anything, a 204 to a resume is nothing to resume; to a new message, no
+          // answer at all (an error, as DefaultChatTransport's empty body is).
+          if (!opened && !resuming) return fail(Object.assign(new Error(PREFIX + 'the server answered 204 to the message: no answer came'), { status: 204 }));
           if (!end()) return;
           if (opened) controller.close();
           else resolveAnswer(null);
         } else if (status === 'failed') {
-          const why = lastError?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed';
-          fail(Object.assign(new Error(PREFIX + (opened || lastError?.status === 410 ? 'the answer was interrupted: ' : 'the answer could not be fetched: ') + why), { status: lastError?.status }));
+          fail(failure(opened ? 'the answer was interrupted' : 'the answer could not be fetched', lastError));
         }
       };
       source.onstatus = report;

@@ -165,19 +165,27 @@ function keep(record, { key, storage }) {
   };
   const hidden = () => document.visibilityState === 'hidden' && save();
   const doc = typeof document === 'object' ? document : null;
-  globalThis.addEventListener?.('pagehide', save);
-  doc?.addEventListener('visibilitychange', hidden);
-  const ended = (s) => {
-    if (s !== S_CLOSED && s !== S_FAILED) return;
-    record.watchers.delete(ended);
-    globalThis.removeEventListener?.('pagehide', save);
-    doc?.removeEventListener('visibilitychange', hidden);
-    try {
-      storage.removeItem(key);
-    } catch {}
+  let listening = false;
+  const listen = (on) => {
+    if (on === listening) return;
+    listening = on;
+    const how = on ? 'addEventListener' : 'removeEventListener';
+    globalThis[how]?.('pagehide', save);
+    doc?.[how]('visibilitychange', hidden);
   };
-  record.watchers.add(ended);
-  ended(record.status); // ended already (an aborted signal)
+  // Closed is for good; failed may come back (reconnectNow() after a new sign-in), and keeps again then.
+  const watch = (s) => {
+    const ended = s === S_CLOSED || s === S_FAILED;
+    if (ended && listening) {
+      try {
+        storage.removeItem(key);
+      } catch {}
+    }
+    listen(!ended);
+    if (s === S_CLOSED) record.watchers.delete(watch);
+  };
+  record.watchers.add(watch);
+  watch(record.status); // ended already (an aborted signal)
 }
 
 /** What createManagedStream passes the constructor before its handlers, which no other caller can pass. */

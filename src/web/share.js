@@ -97,7 +97,7 @@ function unshared(record, values, why) {
   }
   leave(record);
   Object.assign(record, { share: null, teardown: null, forward: null });
-  values[V_RESUME_FROM] = record.lastEventId || undefined;
+  values[V_RESUME_FROM] = record.lastEventId || values[V_RESUME_FROM]; // else the id lastEventIdKey kept, if any
   granted(record, values);
 }
 
@@ -145,7 +145,7 @@ function lead(record, values, release) {
   // The followers' event types, which they told the leader before this one: they tell them again.
   share.channel.postMessage({ kind: 'leading' });
   share.values = values;
-  values[V_RESUME_FROM] = record.lastEventId || undefined;
+  values[V_RESUME_FROM] = record.lastEventId || values[V_RESUME_FROM]; // else the id lastEventIdKey kept, if any
   // It begins a task later, so that what the previous leader told before it let go, posted before the lock
   // passed, reaches this client first (see beforeBegin): a MessageChannel's task, which a hidden page's
   // timer throttling does not delay.

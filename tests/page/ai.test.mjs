@@ -105,11 +105,16 @@ inEachEngine('useChat with ManagedChatTransport: a cut answer, a reload mid-answ
 
   // A reload mid-answer: useChat's resume (reconnectToStream) replays the answer from its start, whole.
   await open('reload', true);
+  chat.paceMs = 100; // 5 s an answer: the reload comes mid-answer however slow the driver is
   await send('hi');
-  await pageReached(page, (r) => words(r.text) >= 15, LIMIT_MS);
+  await pageReached(page, (r) => words(r.text) >= 5, LIMIT_MS);
   await open('reload', true);
-  r = await pageReached(page, (r) => r.status === 'ready' && words(r.text) === WORDS, LIMIT_MS);
+  chat.paceMs = 20;
+  r = await pageReached(page, (r) => r.status === 'ready' && words(r.text) === WORDS, LIMIT_MS).catch((e) => {
+    throw new Error(`${e.message}; the chat's requests: ${JSON.stringify(requestsOf(id('reload')).map((q) => [q.method, q.path, q.lastEventId]))}`);
+  });
   assert.equal(r.text, expected, `${engine}: the answer resumed after the reload`);
+  assert.equal(requestsOf(id('reload')).filter((q) => q.method === 'POST').length, 1, `${engine}: the reload came mid-answer, and nothing was posted again`);
   const resumes = requestsOf(id('reload')).filter((q) => q.method === 'GET');
   assert.ok(resumes.some((q) => /^[0-9a-f]{16}:0$/.test(q.lastEventId ?? '')), `${engine}: the resume named the kept stream: ${JSON.stringify(resumes)}`);
 

@@ -56,18 +56,21 @@ async function* failing(chunks, n) {
  * Starts the chat server on 127.0.0.1 with `streams` (a createResumableStreams). Resolves to its control:
  * `url`, `requests` ({ method, path, lastEventId, body }), `cut()` (drops every answer's connection now),
  * `refuse` (a count of requests to refuse by closing the socket), `downUntil` (refuse every request until that time, ms), `unauthorized` (answer 401 while set),
- * `failAfter` (answers started while it is a number throw after that many chunks),
+ * `failAfter` (answers started while it is a number throw after that many chunks), `statuses` (the next
+ * requests' answers, one status each, before anything else),
  * `words`, `paceMs`, `produced`, `aborted`, `close()`.
  */
 export async function startChatServer(streams, { words = 50, paceMs = 10, serveFile = () => false, uiMessageChunks } = {}) {
-  const control = { words, paceMs, produced: 0, aborted: 0, requests: [], refuse: 0, unauthorized: false, failAfter: null, downUntil: 0, live: new Set() };
+  const control = { words, paceMs, produced: 0, aborted: 0, requests: [], refuse: 0, unauthorized: false, failAfter: null, downUntil: 0, statuses: [], live: new Set() };
   const model = pacedModel(control);
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, 'http://x');
     if (serveFile(req, res, url) !== false) return;
     let body = '';
     for await (const part of req) body += part;
-    control.requests.push({ method: req.method, path: url.pathname, lastEventId: req.headers['last-event-id'] ?? null, body });
+    control.requests.push({ method: req.method, path: url.pathname, search: url.search, headers: req.headers, lastEventId: req.headers['last-event-id'] ?? null, body });
+    const status = control.statuses.shift();
+    if (status) return res.writeHead(status, { 'Content-Type': 'text/plain' }).end(`answered ${status} on purpose`);
     if (control.refuse > 0 || Date.now() < control.downUntil) {
       control.refuse = Math.max(0, control.refuse - 1);
       return req.socket.destroy();
