@@ -1,5 +1,5 @@
 // The entries as users compose them, in a page of each engine: each combination of the main, fetch and
-// websocket entries (and, beside all three, the share entry and a binding: the share entry's registration
+// websocket entries (the AI SDK's transport beside the main entry; and, beside all three, the share entry and a binding: the share entry's registration
 // must survive each bundler, or the main entry's class refuses `share`), from the packed tarball, built for
 // production by each bundler a user runs (esbuild, Vite, webpack, Rollup), opened in Chromium, Firefox and
 // WebKit. Each page
@@ -28,6 +28,8 @@ const APPS = {
   websocket: { imports: { websocket: 'managed-eventsource/websocket' } },
   'main-fetch': { imports: { main: 'managed-eventsource', fetch: 'managed-eventsource/fetch' } },
   'main-websocket': { imports: { main: 'managed-eventsource', websocket: 'managed-eventsource/websocket' } },
+  // The AI SDK's transport beside the main entry: it brings the fetch entry, over the same shell.
+  'main-ai': { imports: { main: 'managed-eventsource', ai: 'managed-eventsource/ai' } },
   'all-entries-and-a-binding': {
     imports: { main: 'managed-eventsource', fetch: 'managed-eventsource/fetch', websocket: 'managed-eventsource/websocket', share: 'managed-eventsource/share', solid: 'managed-eventsource/solid' },
   },
@@ -53,6 +55,7 @@ try {
   ${imports.share ? "opened('share', new main.ManagedEventSource(base + '/sse?c=' + c('share'), { share: c('share') }));" : ''}
   ${imports.share ? "app.same.push(main.ManagedEventSource === share.ManagedEventSource);" : ''}
   ${imports.solid ? "app.same.push(typeof solid.createManagedEventSource === 'function');" : ''}
+  ${imports.ai ? "app.same.push(typeof new ai.ManagedChatTransport({ storage: null }).sendMessages === 'function');" : ''}
 } catch (e) {
   app.errors.push(String(e));
 }
@@ -137,7 +140,7 @@ before(async () => {
   server = await startServer({ statics: { '/compose/': work } });
   for (const { name, app } of pages) {
     for (const engine of ['chromium', 'firefox', 'webkit']) {
-      for (const what of Object.keys(app.imports).filter((k) => k !== 'solid')) {
+      for (const what of Object.keys(app.imports).filter((k) => k !== 'solid' && k !== 'ai')) {
         await fetch(`${server.url}/plan?c=${name}-${what}-${engine}&then=stream`);
       }
     }
@@ -149,7 +152,7 @@ after(() => server?.close());
 inEachEngine('every combination of entries, built by each bundler: one shell compiled and instantiated, and every class it imports connects', async (engine, page) => {
   for (const { bundler, name, app, path } of pages) {
     await page.goto(`${server.url}${path}?sse=${encodeURIComponent(server.url)}&engine=${engine}`);
-    const want = Object.keys(app.imports).filter((k) => k !== 'solid').sort();
+    const want = Object.keys(app.imports).filter((k) => k !== 'solid' && k !== 'ai').sort();
     let seen;
     for (let i = 0; i < 100; i++) {
       seen = await page.evaluate('window.app ? JSON.stringify({ ...window.app, counts: window.wasmCounts }) : null');
