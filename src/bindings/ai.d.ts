@@ -34,3 +34,11 @@ export declare class ManagedChatTransport<UI_MESSAGE extends UIMessage = UIMessa
   /** Closes every answer streaming now. */
   close(): void;
 }
+
+/**
+ * A `fetch` for an event stream that survives drops, for fetch-based SSE readers: TanStack AI's
+ * `fetchServerSentEvents(url, { fetchClient: managedFetch() })`. Its Response's body is one continuous stream
+ * of the server's message events (`id:` and `data:` lines), resumed under it with Last-Event-ID on the ladder;
+ * `[DONE]` or a 204 ends it. Takes the client options (the ladder's, timeouts; maxAttempts 8 by default).
+ */
+export declare function managedFetch(clientOptions?: ChatClientOptions): (input: string | URL | Request, init?: RequestInit) => Promise<Response>;

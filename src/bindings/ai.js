@@ -285,3 +285,87 @@ export class ManagedChatTransport {
     });
   }
 }
+
+/**
+ * A `fetch` for an event stream that survives drops: `managedFetch(clientOptions)` returns a function that
+ * fetch-based SSE readers take as their fetch (TanStack AI's `fetchServerSentEvents(url, { fetchClient })`,
+ * the AI SDK's `fetch` option). Its Response is open when the stream opens, and its body is one continuous
+ * stream of the server's `message` events (their `id:` and `data:`), whatever the drops under it: the fetch
+ * transport resumes each with Last-Event-ID on the ladder. Named events (a resumable stream's `stream`) are
+ * not passed on, nor are heartbeats. `[DONE]` (passed on) or a 204 ends the body; a failure after it opened
+ * errors it, saying the stream was interrupted.
+ *
+ * Before it opens: a status refused as such (a 4xx but 408, 425, 429), or a failure after the ladder's
+ * attempts (8 unless `maxAttempts` says otherwise), resolves a Response with that status and why (502 with
+ * no status); an abort rejects with an AbortError; a 204 resolves an empty 204.
+ */
+export function managedFetch(clientOptions = {}) {
+  if (clientOptions === null || typeof clientOptions !== 'object') throw new TypeError(PREFIX + 'managedFetch takes the client options, an object');
+  for (const name of REFUSED) if (clientOptions[name] !== undefined) throw new TypeError(PREFIX + 'option ' + name + ' is managedFetch\'s own: it comes from the request');
+  const encoder = new TextEncoder();
+  return (input, init = {}) =>
+    new Promise((resolveResponse, rejectResponse) => {
+      const signal = init.signal ?? (typeof Request === 'function' && input instanceof Request ? input.signal : undefined);
+      if (signal?.aborted) return rejectResponse(abortError(signal));
+      const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+      let opened = false;
+      let over = false;
+      let lastError = null;
+      let controller;
+      const body = new ReadableStream({ start: (c) => void (controller = c), cancel: () => end() });
+      const source = new ManagedEventSource(url, {
+        maxAttempts: 8,
+        ...clientOptions,
+        transport: 'fetch',
+        method: init.method ?? 'GET',
+        headers: plain(init.headers),
+        body: init.body,
+        withCredentials: init.credentials === 'include',
+        fetch: init.credentials === undefined ? (u, i) => globalThis.fetch(u, i) : (u, i) => globalThis.fetch(u, { ...i, credentials: init.credentials }),
+        until: (ev) => ev.data === DONE,
+      });
+      const end = () => {
+        if (over) return false;
+        over = true;
+        signal?.removeEventListener('abort', onAbort);
+        source.close();
+        return true;
+      };
+      const fail = (status, why) => {
+        if (!end()) return;
+        if (opened) controller.error(new Error(PREFIX + 'the stream was interrupted: ' + why));
+        else resolveResponse(new Response(PREFIX + why, { status: status ?? 502, headers: { 'Content-Type': 'text/plain; charset=utf-8' } }));
+      };
+      const onAbort = () => {
+        if (!end()) return;
+        if (opened) controller.error(abortError(signal));
+        else rejectResponse(abortError(signal));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const why = (ev) => ev?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed';
+      source.onopen = () => {
+        if (opened || over) return;
+        opened = true;
+        resolveResponse(new Response(body, { status: 200, headers: { 'Content-Type': 'text/event-stream' } }));
+      };
+      source.onmessage = (ev) => {
+        if (over) return;
+        const id = ev.lastEventId ? `id: ${ev.lastEventId}\n` : '';
+        controller.enqueue(encoder.encode(`${id}data: ${ev.data.replace(/\n/g, '\ndata: ')}\n\n`));
+      };
+      source.onerror = (ev) => {
+        if (over || ev instanceof MessageEvent) return; // a server's own `error` event is not a failure
+        lastError = ev;
+        const status = ev.status;
+        if (status >= 400 && status < 500 && ![408, 425, 429].includes(status)) fail(status, why(ev));
+      };
+      source.onstatus = (status) => {
+        if (over) return;
+        if (status === 'closed') {
+          if (!end()) return;
+          if (opened) controller.close();
+          else resolveResponse(new Response(null, { status: 204 }));
+        } else if (status === 'failed') fail(lastError?.status, why(lastError));
+      };
+    });
+}

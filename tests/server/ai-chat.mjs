@@ -4,6 +4,7 @@
 //   POST /api/chat              start an answer (or resume one: Last-Event-ID)
 //   GET  /api/chat/:id/stream   the resume route useChat calls (Last-Event-ID from ManagedChatTransport's storage)
 //   POST /api/chat/:id/stop     cancel the producer, { streamId }
+//   POST /api/agui              TanStack AI's wire (AG-UI events), resumable, for its ChatClient
 //   POST /api/native            the SDK's own recipe (toUIMessageStreamResponse), not resumable: a baseline
 // The model answers `words` tokens `w1 w2 ...`, one every `paceMs`, and honours the abort signal. The test
 // drives faults through the returned control: cut every answer's connection, refuse or 401 requests, stop.
@@ -86,6 +87,25 @@ export async function startChatServer(streams, { words = 50, paceMs = 10, serveF
         const result = streamText({ model, messages: await convertToModelMessages(messages), abortSignal: signal });
         const chunks = uiMessageChunks(result.toUIMessageStream());
         return failAfter == null ? chunks : failing(chunks, failAfter);
+      });
+    }
+    if (req.method === 'POST' && url.pathname === '/api/agui') {
+      // TanStack AI's wire (AG-UI events as JSON, then [DONE]), the same paced answer, written by hand: its
+      // server needs a provider adapter, and a client reads only these events.
+      const { threadId, runId } = JSON.parse(body);
+      return streams.serve(req, res, async function* ({ signal }) {
+        const at = () => Date.now();
+        yield JSON.stringify({ type: 'RUN_STARTED', threadId, runId, timestamp: at() });
+        yield JSON.stringify({ type: 'TEXT_MESSAGE_START', messageId: `m-${runId}`, role: 'assistant', timestamp: at() });
+        for (let i = 1; i <= control.words; i++) {
+          await new Promise((resolve) => setTimeout(resolve, control.paceMs));
+          if (signal.aborted) return void control.aborted++;
+          control.produced++;
+          yield JSON.stringify({ type: 'TEXT_MESSAGE_CONTENT', messageId: `m-${runId}`, delta: `w${i} `, timestamp: at() });
+        }
+        yield JSON.stringify({ type: 'TEXT_MESSAGE_END', messageId: `m-${runId}`, timestamp: at() });
+        yield JSON.stringify({ type: 'RUN_FINISHED', threadId, runId, finishReason: 'stop', timestamp: at() });
+        yield '[DONE]';
       });
     }
     if (req.method === 'POST' && url.pathname === '/api/native') {

@@ -12,7 +12,7 @@ import { useCallback, useMemo } from 'react';
 import { computed, ref, type Ref } from 'vue';
 import { derived, readable, type Readable } from 'svelte/store';
 import { createSignal, type Accessor } from 'solid-js';
-import { ManagedChatTransport } from 'managed-eventsource/ai';
+import { ManagedChatTransport, managedFetch } from 'managed-eventsource/ai';
 import type { ChatTransport, UIMessage } from 'ai';
 
 const fetchOptions: BindingOptions = { client: FetchSource, transport: 'fetch', headers: async () => ({ Authorization: 'Bearer x' }), events: ['update'], onMessage: (ev) => void ev.data.length, share: 'feed', baseMs: 500 };
@@ -98,5 +98,8 @@ const chatTransport: ChatTransport<UIMessage> = new ManagedChatTransport({
 });
 // @ts-expect-error stopApi is a URL, a function of the chat id, or false
 new ManagedChatTransport({ stopApi: 5 });
+// A fetch for TanStack AI's fetchServerSentEvents (its fetchClient), or any fetch-based SSE reader.
+const resumingFetch = managedFetch({ maxAttempts: 3, baseMs: 250 });
+const answered: Promise<number> = resumingFetch('/api/chat', { method: 'POST', body: '{}' }).then((r) => r.status);
 
-void [vueStatus, vueAttempt, vueEvent, asReadable, statusStore, solidStatus, solidEvent, chatTransport];
+void [vueStatus, vueAttempt, vueEvent, asReadable, statusStore, solidStatus, solidEvent, chatTransport, answered];
