@@ -7,14 +7,9 @@
 // and its regenerate, a 401, and a server down for a while.
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inEachEngine, pageReached } from './browser.mjs';
-import { startChatServer } from '../server/ai-chat.mjs';
+import { appLoaded, startChatPage } from '../server/ai-chat.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const work = join(root, 'target', 'ai-page');
 const LIMIT_MS = 20_000;
 const WORDS = 50;
 const expected = Array.from({ length: WORDS }, (_, i) => `w${i + 1} `).join('');
@@ -45,31 +40,8 @@ createRoot(document.body.appendChild(document.createElement('div'))).render(h(Ch
 `;
 
 let chat = null;
-let bundle = '';
 before(async () => {
-  mkdirSync(work, { recursive: true });
-  const { build } = await import('esbuild');
-  const out = await build({
-    stdin: { contents: APP, resolveDir: root, loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    write: false,
-    minify: true,
-    define: { 'process.env.NODE_ENV': '"production"' },
-    alias: { 'managed-eventsource/ai': join(root, 'pkg', 'ai.js') },
-    logLevel: 'error',
-  });
-  bundle = out.outputFiles[0].text;
-  const { createResumableStreams, uiMessageChunks } = await import(join(root, 'pkg', 'server.js'));
-  chat = await startChatServer(createResumableStreams({ onerror: () => {} }), {
-    uiMessageChunks,
-    paceMs: 20,
-    serveFile(req, res, url) {
-      if (url.pathname === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><meta charset="utf-8"><title>chat</title><script type="module" src="/app.js"></script>');
-      if (url.pathname === '/app.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(bundle);
-      return false;
-    },
-  });
+  chat = await startChatPage(APP);
 });
 after(() => chat?.close());
 
@@ -81,11 +53,7 @@ inEachEngine('useChat with ManagedChatTransport: a cut answer, a reload mid-answ
   const id = (what) => `${engine}-${what}-${process.pid}`;
   const open = async (what, resume = false) => {
     await page.goto(`${chat.url}/?chat=${id(what)}${resume ? '&resume' : ''}`);
-    const t0 = Date.now();
-    while (!(await page.evaluate('!!window.app'))) {
-      if (Date.now() - t0 > LIMIT_MS) assert.fail(`${engine}: the app did not render`);
-      await new Promise((ok) => setTimeout(ok, 50));
-    }
+    await appLoaded(page, LIMIT_MS, engine);
   };
   const send = (text) => page.evaluate(`(window.app.send(${JSON.stringify(text)}), 1)`);
 

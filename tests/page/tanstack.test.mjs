@@ -6,12 +6,9 @@
 // sent while the server is down, and a 401.
 import { after, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inEachEngine, pageReached } from './browser.mjs';
-import { startChatServer } from '../server/ai-chat.mjs';
+import { appLoaded, startChatPage } from '../server/ai-chat.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LIMIT_MS = 20_000;
 const WORDS = 50;
 const expected = Array.from({ length: WORDS }, (_, i) => `w${i + 1} `).join('');
@@ -44,29 +41,8 @@ window.app = {
 `;
 
 let chat = null;
-let bundle = '';
 before(async () => {
-  const { build } = await import('esbuild');
-  const out = await build({
-    stdin: { contents: APP, resolveDir: root, loader: 'js' },
-    bundle: true,
-    format: 'esm',
-    write: false,
-    minify: true,
-    alias: { 'managed-eventsource/ai': join(root, 'pkg', 'ai.js') },
-    logLevel: 'error',
-  });
-  bundle = out.outputFiles[0].text;
-  const { createResumableStreams, uiMessageChunks } = await import(join(root, 'pkg', 'server.js'));
-  chat = await startChatServer(createResumableStreams(), {
-    uiMessageChunks,
-    paceMs: 20,
-    serveFile(req, res, url) {
-      if (url.pathname === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><meta charset="utf-8"><title>tanstack</title><script type="module" src="/app.js"></script>');
-      if (url.pathname === '/app.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(bundle);
-      return false;
-    },
-  });
+  chat = await startChatPage(APP);
 });
 after(() => chat?.close());
 
@@ -74,11 +50,7 @@ const words = (text) => text.split(' ').filter(Boolean).length;
 
 inEachEngine("TanStack AI's ChatClient with managedFetch: an answer cut twice, one through a 2 s outage, one sent while the server is down, a 401; every answer whole", async (engine, page) => {
   await page.goto(`${chat.url}/`);
-  const t0 = Date.now();
-  while (!(await page.evaluate('!!window.app'))) {
-    if (Date.now() - t0 > LIMIT_MS) assert.fail(`${engine}: the app did not load`);
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
+  await appLoaded(page, LIMIT_MS, engine);
   const send = () => page.evaluate('(window.app.send("hi"), 1)');
   const posts = () => chat.requests.filter((q) => q.path === '/api/agui').length;
 

@@ -139,3 +139,43 @@ export async function startChatServer(streams, { words = 50, paceMs = 10, serveF
   };
   return control;
 }
+
+/**
+ * A page test's chat site: `app` (an ES module's source) bundled by esbuild with the package's pkg/ai.js as
+ * managed-eventsource/ai, served at /app.js from a page at /, beside the chat server's routes, over
+ * createResumableStreams from pkg/server.js. Resolves to the chat server's control.
+ */
+export async function startChatPage(app, { paceMs = 20 } = {}) {
+  const root = new URL('../../', import.meta.url).pathname;
+  const { build } = await import('esbuild');
+  const out = await build({
+    stdin: { contents: app, resolveDir: root, loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    write: false,
+    minify: true,
+    define: { 'process.env.NODE_ENV': '"production"' },
+    alias: { 'managed-eventsource/ai': `${root}pkg/ai.js` },
+    logLevel: 'error',
+  });
+  const bundle = out.outputFiles[0].text;
+  const { createResumableStreams, uiMessageChunks } = await import(`${root}pkg/server.js`);
+  return startChatServer(createResumableStreams({ onerror: () => {} }), {
+    uiMessageChunks,
+    paceMs,
+    serveFile(req, res, url) {
+      if (url.pathname === '/') return res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><meta charset="utf-8"><title>chat</title><script type="module" src="/app.js"></script>');
+      if (url.pathname === '/app.js') return res.writeHead(200, { 'Content-Type': 'text/javascript' }).end(bundle);
+      return false;
+    },
+  });
+}
+
+/** Waits until the page's app has loaded (window.app), at most `limitMs`. */
+export async function appLoaded(page, limitMs, what) {
+  const t0 = Date.now();
+  while (!(await page.evaluate('!!window.app'))) {
+    if (Date.now() - t0 > limitMs) throw new Error(`${what}: the app did not load in ${limitMs} ms`);
+    await new Promise((ok) => setTimeout(ok, 50));
+  }
+}
