@@ -24,6 +24,8 @@ const PREFIX = 'managed-eventsource/ai: ';
 const DONE = '[DONE]';
 /** How long a stop made before the answer's first event waits for it (the stream's id) to ask the cancel. */
 const STOP_WAIT_MS = 10_000;
+/** How many times a stop is asked of a server that does not take it (see #stop). */
+const STOP_ATTEMPTS = 6;
 
 const resolve = async (value) => (typeof value === 'function' ? value() : value);
 
@@ -47,6 +49,22 @@ function pathOf(api, chatId, what) {
   const cut = api.search(/[?#]/);
   const [path, rest] = cut < 0 ? [api, ''] : [api.slice(0, cut), api.slice(cut)];
   return `${path.replace(/\/+$/, '')}/${encodeURIComponent(chatId)}/${what}${rest}`;
+}
+
+/** The first 300 characters of a refusal's body (the server's reason), waiting at most a second for it. */
+async function reasonOf(response) {
+  let timer;
+  try {
+    const late = new Promise((resolve) => {
+      timer = setTimeout(resolve, 1000, '');
+      timer.unref?.();
+    });
+    return ((await Promise.race([response.clone().text(), late])) ?? '').trim().slice(0, 300);
+  } catch {
+    return '';
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The client options that would change what an answer is, which the transport sets itself. */
@@ -151,16 +169,42 @@ export class ManagedChatTransport {
     } catch {}
   }
 
-  /** Asks the server to stop stream `streamId` of chat `chatId` (stopApi), without waiting for it. */
+  /**
+   * Asks the server to stop stream `streamId` of chat `chatId` (stopApi), without waiting for it. A stop the
+   * network or the server could not take (no answer, a 5xx, a 429) is asked again on a jittered ladder
+   * (0.5 s doubling, 6 attempts), at once when the browser is back online. Never throws: what building its
+   * URL throws is reported.
+   */
   #stop(chatId, streamId, request) {
     const o = this.#options;
     if (o.stopApi === false || streamId === null) return;
-    const url = typeof o.stopApi === 'function' ? o.stopApi(chatId) : o.stopApi ?? pathOf(o.api, chatId, 'stop');
+    let url;
+    try {
+      url = typeof o.stopApi === 'function' ? o.stopApi(chatId) : o.stopApi ?? pathOf(o.api, chatId, 'stop');
+    } catch (error) {
+      return void (globalThis.reportError ?? console.error)(error);
+    }
     const headers = withDefault(Object.fromEntries(Object.entries(request.headers).filter(([k]) => !/^(last-event-id|content-type)$/i.test(k))), 'Content-Type', 'application/json');
-    Promise.resolve()
-      .then(() => (o.fetch ?? globalThis.fetch)(url, { method: 'POST', headers, body: JSON.stringify({ id: chatId, streamId }), credentials: request.credentials, keepalive: true }))
-      .then((r) => r.body?.cancel?.())
-      .catch(() => {});
+    const init = { method: 'POST', headers, body: JSON.stringify({ id: chatId, streamId }), credentials: request.credentials, keepalive: true };
+    (async () => {
+      for (let attempt = 1; attempt <= STOP_ATTEMPTS; attempt++) {
+        try {
+          const r = await (o.fetch ?? globalThis.fetch)(url, init);
+          r.body?.cancel?.().catch(() => {});
+          if (r.status < 500 && r.status !== 429) return;
+        } catch {}
+        if (attempt === STOP_ATTEMPTS) return;
+        await new Promise((wake) => {
+          const timer = setTimeout(done, Math.random() * 500 * 2 ** (attempt - 1));
+          function done() {
+            clearTimeout(timer);
+            globalThis.removeEventListener?.('online', done);
+            wake();
+          }
+          globalThis.addEventListener?.('online', done);
+        });
+      }
+    })();
   }
 
   /**
@@ -178,12 +222,19 @@ export class ManagedChatTransport {
       /** A stop before the stream's id came: the client stays until the id comes (its first event, at once
        * from our server), to ask for the cancel, and no longer than STOP_WAIT_MS. */
       let stopWhenNamed = null;
+      let retried = false; // an attempt of this answer failed (so the one in flight, if any, is a retry)
       let controller;
       const chunks = new ReadableStream({
         start: (c) => void (controller = c),
         cancel: () => end(),
       });
-      const fetchOf = o.fetch ?? ((url, init) => globalThis.fetch(url, init));
+      // Each refusal's reason (its body) is read before the client hears of it, for the error's message.
+      let reason = '';
+      const fetchOf = async (url, init) => {
+        const r = await (o.fetch ?? globalThis.fetch)(url, init);
+        reason = r != null && !r.ok && r.status !== 204 && typeof r.clone === 'function' ? await reasonOf(r) : '';
+        return r;
+      };
       const source = new ManagedEventSource(request.api, {
         ...this.#client,
         transport: 'fetch',
@@ -211,11 +262,17 @@ export class ManagedChatTransport {
         if (opened) controller.error(error);
         else rejectAnswer(error);
       };
-      const failure = (what, ev) => Object.assign(new Error(PREFIX + what + (ev === null ? '' : ': ' + (ev?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed'))), { status: ev?.status ?? 410 });
+      const failure = (what, ev) => {
+        const said = reason && ev?.status ? ` (${reason})` : '';
+        const status = ev?.status ?? 410;
+        return Object.assign(new Error(PREFIX + what + (ev === null ? '' : ': ' + (ev?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed')) + said), { status, statusCode: status });
+      };
       const closeNow = () => fail(abortError(abortSignal), true);
       const onAbort = () => {
         if (streamId !== null) this.#stop(chatId, streamId, request);
-        else if (!opened || source.readyState !== 2) {
+        else if (opened || (source.status === 'connecting' && !retried)) {
+          // Its request reached the server (it opened), or may have (the first attempt, in flight): its first
+          // event names the stream, to cancel. A retry is never made for it (see onerror).
           stopWhenNamed = setTimeout(() => ((stopWhenNamed = null), source.close()), STOP_WAIT_MS);
           stopWhenNamed.unref?.(); // in Node, a process is not held for it
         }
@@ -249,13 +306,21 @@ export class ManagedChatTransport {
         controller.enqueue(chunk);
       };
       source.onerror = (ev) => {
-        if (over || ev instanceof MessageEvent) return; // a server's own `error` event is not a failure
+        if (ev instanceof MessageEvent) return; // a server's own `error` event is not a failure
+        retried = true;
+        if (stopWhenNamed) {
+          // Stopped, and this attempt failed before naming its stream: nothing started that it could cancel.
+          clearTimeout(stopWhenNamed);
+          stopWhenNamed = null;
+          return source.close();
+        }
+        if (over) return;
         lastError = ev;
         const status = ev.status;
         // A refusal that asking again will not change (a 400, a 413, a 422: the request itself) ends it now,
         // as DefaultChatTransport's would; 408, 425, 429 and every 5xx are the ladder's.
         if (status >= 400 && status < 500 && ![408, 425, 429].includes(status)) {
-          if (status === 410 && (opened || resuming)) fail(failure('the answer was interrupted (410: the server can no longer resume it)', null));
+          if (status === 410 && (opened || resuming)) fail(failure('the answer was interrupted (410: ' + (reason || 'the server can no longer resume it') + ')', null));
           else fail(failure(opened ? 'the answer was interrupted' : 'the answer could not be fetched', ev));
         } else if (opened && source.lastEventId === '' && streamId === null) {
           // Cut after it opened, with no id to resume from: posting again would start a second answer.
@@ -277,7 +342,9 @@ export class ManagedChatTransport {
           if (opened) controller.close();
           else resolveAnswer(null);
         } else if (status === 'failed') {
-          fail(failure(opened ? 'the answer was interrupted' : 'the answer could not be fetched', lastError));
+          // Its attempts ran out mid-answer: the server may still finish it, so its id stays kept, and
+          // resumeStream() or a reload asks for it again.
+          fail(failure(opened ? 'the answer was interrupted (resumeStream() or a reload may fetch it again)' : 'the answer could not be fetched', lastError), opened && streamId !== null);
         }
       };
       source.onstatus = report;

@@ -709,6 +709,8 @@ export async function createRedisStore(options = {}) {
   let subscriberConnecting = null;
   function resumable({ keepMs, leaseMs }) {
     const tag = (id) => `{${key}:resumable:${id}}`;
+    // While a stream runs its keys outlive the next renewals whatever keepMs is: keepMs counts from its end.
+    const runningMs = Math.max(keepMs, 2 * leaseMs);
     const shas = new Map();
     const run3 = async (body, id, args) => {
       const t = tag(id);
@@ -748,9 +750,9 @@ export async function createRedisStore(options = {}) {
       return unsubscribe;
     }
     return {
-      push: (id, n, text) => run3(RESUMABLE_PUSH, id, [String(n), text, String(keepMs), String(leaseMs), `${tag(id)}:live`]).then(Number),
+      push: (id, n, text) => run3(RESUMABLE_PUSH, id, [String(n), text, String(runningMs), String(leaseMs), `${tag(id)}:live`]).then(Number),
       finish: (id, state, reason) => run3(RESUMABLE_FINISH, id, [state, reason, String(keepMs), `${tag(id)}:live`]),
-      renew: (id) => run3(RESUMABLE_RENEW, id, [String(leaseMs), String(keepMs)]).then((r) => ['', 'cancel', 'lost'][Number(r)] ?? ''),
+      renew: (id) => run3(RESUMABLE_RENEW, id, [String(leaseMs), String(runningMs)]).then((r) => ['', 'cancel', 'lost'][Number(r)] ?? ''),
       async read(id, from) {
         const [state, reason, lease, frames] = await run3(RESUMABLE_READ, id, [String(from)]);
         return { state: state || null, reason, alive: Number(lease) === 1, frames };

@@ -127,6 +127,9 @@ function start(client, url, options, handlers, own) {
   announce(record);
 }
 
+/** The keys of lastEventIdKey being forgotten after this task (see keep), by key. */
+const forgetting = new Map();
+
 /**
  * The `lastEventIdKey` option: `{ key, storage }` (storage `lastEventIdStorage`, by default sessionStorage),
  * or null. The id kept there by the page before (a reload) is where the first connection resumes from.
@@ -147,6 +150,7 @@ function keptIn(o, transportName, values) {
   try {
     id = storage.getItem(key);
   } catch {} // a storage that refuses (private mode) keeps nothing
+  forgetting.get(key)?.abort(); // a client closed in this task (StrictMode's cleanup) handed it on
   if (typeof id === 'string' && id !== '') values[V_RESUME_FROM] = id;
   return { key, storage };
 }
@@ -174,12 +178,25 @@ function keep(record, { key, storage }) {
     doc?.[how]('visibilitychange', hidden);
   };
   // Closed is for good; failed may come back (reconnectNow() after a new sign-in), and keeps again then.
+  const forget = () => {
+    try {
+      storage.removeItem(key);
+    } catch {}
+  };
   const watch = (s) => {
     const ended = s === S_CLOSED || s === S_FAILED;
     if (ended && listening) {
-      try {
-        storage.removeItem(key);
-      } catch {}
+      if (s === S_FAILED) forget();
+      else {
+        // Closed: forgotten after this task, unless a client made meanwhile with the same key takes it on
+        // (React StrictMode closes and makes a client again in one task).
+        const handedOn = new AbortController();
+        forgetting.set(key, handedOn);
+        queueMicrotask(() => {
+          if (forgetting.get(key) === handedOn) forgetting.delete(key);
+          if (!handedOn.signal.aborted) forget();
+        });
+      }
     }
     listen(!ended);
     if (s === S_CLOSED) record.watchers.delete(watch);

@@ -275,3 +275,76 @@ test("DefaultChatTransport's forms: an api with a query keeps it on the resume a
     await chat.close();
   }
 });
+
+test('a stop while the server is unreachable and nothing has opened posts nothing more: the retries end with it', { skip }, async () => {
+  const chat = await startChatServer(createResumableStreams(), { uiMessageChunks, paceMs: 5 });
+  const transport = new ManagedChatTransport({ api: `${chat.url}/api/chat`, storage: null, ...LADDER });
+  const stop = new AbortController();
+  try {
+    chat.downUntil = Date.now() + 3000;
+    const answer = transport.sendMessages({ trigger: 'submit-message', chatId: 'down-stop', messageId: undefined, messages: [user('hi')], abortSignal: stop.signal });
+    await until(() => chat.requests.length >= 2, 'two refused attempts');
+    stop.abort();
+    await assert.rejects(answer, (e) => e.name === 'AbortError');
+    const asked = chat.requests.length;
+    await new Promise((r) => setTimeout(r, 400)); // several of the ladder's waits
+    assert.equal(chat.requests.length, asked, 'no attempt after the stop');
+    assert.equal(chat.produced, 0);
+  } finally {
+    await chat.close();
+  }
+});
+
+test('a stop during an outage after a cut is asked again until the server takes it, and cancels the producer; a stop URL that throws is reported, the client still closed', { skip }, async () => {
+  const chat = await startChatServer(createResumableStreams(), { uiMessageChunks, paceMs: 100 });
+  const transport = new ManagedChatTransport({ api: `${chat.url}/api/chat`, storage: null, ...LADDER });
+  const stop = new AbortController();
+  try {
+    const stream = await transport.sendMessages({ trigger: 'submit-message', chatId: 'outage-stop', messageId: undefined, messages: [user('hi')], abortSignal: stop.signal });
+    const reading = read(stream, (n) => {
+      if (n !== 3) return;
+      chat.downUntil = Date.now() + 1500;
+      chat.cut();
+      setTimeout(() => stop.abort(), 200); // during the reconnect waits
+    });
+    assert.equal((await reading).error?.name, 'AbortError');
+    await until(() => chat.aborted === 1, 'the producer cancelled once the server is back', 6000);
+    assert.ok(chat.produced < WORDS, `${chat.produced} generated`);
+  } finally {
+    await chat.close();
+  }
+  const reported = [];
+  const report = globalThis.reportError;
+  globalThis.reportError = (e) => reported.push(e);
+  const chat2 = await startChatServer(createResumableStreams(), { uiMessageChunks, paceMs: 20 });
+  try {
+    const throwing = new ManagedChatTransport({ api: `${chat2.url}/api/chat`, storage: null, stopApi: () => { throw new Error('no route for this chat'); }, ...LADDER });
+    const stop2 = new AbortController();
+    const r = await read(await throwing.sendMessages({ trigger: 'submit-message', chatId: 'x', messageId: undefined, messages: [user('hi')], abortSignal: stop2.signal }), (n) => n === 3 && stop2.abort());
+    assert.equal(r.error?.name, 'AbortError');
+    assert.match(String(reported[0]?.message), /no route for this chat/);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(chat2.live.size, 0, 'no connection left open');
+  } finally {
+    globalThis.reportError = report;
+    await chat2.close();
+  }
+});
+
+test('an answer whose attempts run out mid-stream keeps its stream id: resumeStream (reconnectToStream) fetches it whole once the server is back; a refusal says the server\'s reason', { skip }, async () => {
+  const chat = await startChatServer(createResumableStreams(), { uiMessageChunks, paceMs: 10 });
+  const storage = memoryStorage();
+  const transport = new ManagedChatTransport({ api: `${chat.url}/api/chat`, storage, baseMs: 20, maxMs: 50, maxAttempts: 2 });
+  try {
+    const r = await read(await send(transport, 'ran-out'), (n) => n === 5 && ((chat.downUntil = Date.now() + 1000), chat.cut()));
+    assert.match(String(r.error?.message), /the answer was interrupted \(resumeStream\(\) or a reload may fetch it again\)/);
+    assert.equal(storage.map.size, 1, 'its stream id is kept');
+    await until(() => Date.now() > chat.downUntil, 'the server back', 3000);
+    const again = await read(await transport.reconnectToStream({ chatId: 'ran-out' }));
+    assert.equal(again.text, expected());
+    chat.statuses.push(422);
+    await assert.rejects(send(transport, 'reason'), (e) => e.statusCode === 422 && /answered 422 on purpose/.test(e.message));
+  } finally {
+    await chat.close();
+  }
+});

@@ -59,9 +59,42 @@ test('lastEventIdKey: the first request resumes from the kept id (Last-Event-ID)
     });
     assert.deepEqual(seen, ['42', '43'], 'the first request resumed from the kept id, the next from the one received');
     assert.deepEqual(got, ['after 42']);
+    await new Promise((r) => setTimeout(r, 0)); // forgotten after the task that closed it
     assert.equal(kept.map.size, 0, 'a finished stream is forgotten');
   } finally {
     source.close();
+    server.close();
+  }
+});
+
+test('lastEventIdKey: a client closed and made again with the same key in one task (React StrictMode) resumes from the kept id, which stays kept', { skip }, async () => {
+  const { ManagedEventSource } = await import(fetchEntry);
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    seen.push(req.headers['last-event-id'] ?? null);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+    res.write(': open\n\n');
+  });
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const kept = storage();
+  kept.setItem('feed', '17');
+  const url = `http://127.0.0.1:${server.address().port}/feed`;
+  const options = { transport: 'fetch', lastEventIdKey: 'feed', lastEventIdStorage: kept };
+  new ManagedEventSource(url, options).close(); // StrictMode's first mount, cleaned up at once
+  const second = new ManagedEventSource(url, options);
+  try {
+    await new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`timed out: ${JSON.stringify(seen)}`)), 5000);
+      second.onopen = () => (clearTimeout(timer), resolve());
+    });
+    assert.equal(seen.at(-1), '17');
+    assert.equal(kept.getItem('feed'), '17', 'still kept after the task');
+    second.close();
+    await new Promise((r) => setTimeout(r, 10));
+    assert.equal(kept.getItem('feed'), null, 'a close with no client after it forgets it');
+  } finally {
+    second.close();
+    server.closeAllConnections();
     server.close();
   }
 });

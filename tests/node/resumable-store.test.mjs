@@ -272,3 +272,23 @@ test('redis: a running stream that Redis lost (a restart without its data) is pu
     await close();
   }
 });
+
+test('redis: a keepMs shorter than the renewals does not let a running stream expire (a review: resumes alternated between 200 and a 410 "not held")', async () => {
+  const { nodes, close } = await fleet({ keepMs: 200, leaseMs: 1000 });
+  try {
+    const [a, b] = nodes;
+    const p = steps();
+    const first = reader(await a.streams.response(post(), p.produce));
+    p.next();
+    await until(() => first.frames.length === 2, 'the first chunk');
+    const id = first.frames[0][2];
+    for (let i = 0; i < 4; i++) {
+      await new Promise((r) => setTimeout(r, 300)); // past keepMs each time, between renewals (every 333 ms)
+      const resumed = await b.streams.response(post(`${id}:0`), () => assert.fail());
+      assert.equal(resumed.status, 200, `at ${(i + 1) * 300} ms`);
+      await resumed.body.cancel();
+    }
+  } finally {
+    await close();
+  }
+});
