@@ -61,6 +61,15 @@ function count(deltas) {
   return { lost, repeated };
 }
 
+/** Adds one answer's delivered, lost and repeated tokens, and whether it errored, to `total`. */
+function tally(total, r) {
+  const c = count(r.deltas);
+  total.delivered += r.deltas.length;
+  total.lost += c.lost;
+  total.repeated += c.repeated;
+  total.errors += r.error ? 1 : 0;
+}
+
 const pick = (lo, hi) => lo + Math.floor(Math.random() * (hi - lo + 1));
 const rows = [];
 
@@ -72,11 +81,7 @@ const rows = [];
   for (let a = 0; a < ANSWERS; a++) {
     const cuts = new Set([pick(1, 24), pick(25, 49)]);
     const r = await read(await send(transport, `cut-${a}`), (n) => cuts.has(n) && (cuts.delete(n), chat.cut()));
-    const c = count(r.deltas);
-    total.delivered += r.deltas.length;
-    total.lost += c.lost;
-    total.repeated += c.repeated;
-    total.errors += r.error ? 1 : 0;
+    tally(total, r);
   }
   rows.push({ scenario: 'a cut, twice an answer', answers: ANSWERS, ...total });
   await chat.close();
@@ -95,11 +100,7 @@ const rows = [];
     const reloaded = new ManagedChatTransport({ api: `${chat.url}/api/chat`, storage: store, baseMs: 20, maxMs: 100 });
     const stream = await reloaded.reconnectToStream({ chatId: `reload-${a}` });
     const r = stream ? await read(stream) : { deltas: [], error: new Error('nothing to resume') };
-    const c = count(r.deltas);
-    total.delivered += r.deltas.length;
-    total.lost += c.lost;
-    total.repeated += c.repeated;
-    total.errors += r.error ? 1 : 0;
+    tally(total, r);
   }
   rows.push({ scenario: 'a reload, once an answer (the replay counted)', answers: ANSWERS, ...total });
   await chat.close();
@@ -137,11 +138,7 @@ const redis = await startRedis();
         })();
     });
     await restarting;
-    const c = count(r.deltas);
-    total.delivered += r.deltas.length;
-    total.lost += c.lost;
-    total.repeated += c.repeated;
-    total.errors += r.error ? 1 : 0;
+    tally(total, r);
   }
   rows.push({ scenario: 'two nodes on Redis: a cut (the other node serves the resume), then that node restarts', answers: ANSWERS, ...total });
   for (const { chat, store } of nodes) {

@@ -125,6 +125,16 @@ test('cancel(id) stops the producer through its signal, and the stream ends as f
   assert.equal(await streams.cancel(id), false, 'an ended stream is not running');
 });
 
+/** A stream started at `node` by a producer stepped by hand (steps()), once its first chunk has come:
+ * { p, first (its reader), id }. */
+async function firstChunk(node) {
+  const p = steps();
+  const first = reader(await node.streams.response(post(), p.produce));
+  p.next();
+  await until(() => first.frames.length === 2, 'the first chunk');
+  return { p, first, id: first.frames[0][2] };
+}
+
 /** Two nodes of a fleet on one Redis: each its own store (connections) and its own streams. */
 async function fleet(options = {}) {
   const key = fixture.key();
@@ -166,11 +176,7 @@ test("redis: when the producing node dies mid-answer, the other node's live clie
   const { nodes, close } = await fleet({ leaseMs: 300 });
   try {
     const [a, b] = nodes;
-    const p = steps();
-    const first = reader(await a.streams.response(post(), p.produce));
-    p.next();
-    await until(() => first.frames.length === 2, 'the first chunk');
-    const id = first.frames[0][2];
+    const { p, first, id } = await firstChunk(a);
     const follower = reader(await b.streams.response(post(`${id}:0`), () => assert.fail()));
     await until(() => follower.frames.length === 1, 'the first chunk at b');
     // Node a dies: its connections go, and its producer never says anything again.
@@ -190,11 +196,7 @@ test('redis: cancel on the other node stops the producer within a second; its cl
   const { nodes, close } = await fleet();
   try {
     const [a, b] = nodes;
-    const p = steps();
-    const first = reader(await a.streams.response(post(), p.produce));
-    p.next();
-    await until(() => first.frames.length === 2, 'the first chunk');
-    const id = first.frames[0][2];
+    const { p, first, id } = await firstChunk(a);
     const t0 = Date.now();
     assert.equal(await b.streams.cancel(id), true);
     await until(() => p.signal.aborted, "the producer's signal", 1000);
@@ -249,11 +251,7 @@ test('redis: a running stream that Redis lost (a restart without its data) is pu
   const { nodes, close } = await fleet({ leaseMs: 300 });
   try {
     const [a, b] = nodes;
-    const p = steps();
-    const first = reader(await a.streams.response(post(), p.produce));
-    p.next();
-    await until(() => first.frames.length === 2, 'the first chunk');
-    const id = first.frames[0][2];
+    const { p, first, id } = await firstChunk(a);
     const follower = reader(await b.streams.response(post(`${id}:0`), () => assert.fail()));
     await until(() => follower.frames.length === 1, 'the first chunk at b');
     // Redis loses every key (as a restart without persistence does); the producer is thinking meanwhile.
@@ -277,11 +275,7 @@ test('redis: a keepMs shorter than the renewals does not let a running stream ex
   const { nodes, close } = await fleet({ keepMs: 200, leaseMs: 1000 });
   try {
     const [a, b] = nodes;
-    const p = steps();
-    const first = reader(await a.streams.response(post(), p.produce));
-    p.next();
-    await until(() => first.frames.length === 2, 'the first chunk');
-    const id = first.frames[0][2];
+    const { p, first, id } = await firstChunk(a);
     for (let i = 0; i < 4; i++) {
       await new Promise((r) => setTimeout(r, 300)); // past keepMs each time, between renewals (every 333 ms)
       const resumed = await b.streams.response(post(`${id}:0`), () => assert.fail());
