@@ -302,6 +302,7 @@ export async function createRedisStore(options = {}) {
   const sha1 = (text) => createHash('sha1').update(text).digest('hex');
   const APPEND_SHA = sha1(APPEND);
   const READ_SHA = sha1(READ);
+  const RESUMABLE_SHAS = new Map([RESUMABLE_PUSH, RESUMABLE_FINISH, RESUMABLE_RENEW, RESUMABLE_READ, RESUMABLE_CANCEL].map((body) => [body, sha1(body)]));
   const reconnectStrategy = (retries) => {
     const attempt = retries + 1;
     const delayMs = Math.round(ladderDelay(attempt, ladder, random));
@@ -410,6 +411,17 @@ export async function createRedisStore(options = {}) {
   }
   const storeError = (code, message) => Object.assign(new Error(`${PREFIX}: ${message}`), { code });
 
+  /** Script `body` (its digest `sha`) on `keys`, on `connection`, sent whole only when Redis does not have it
+   * yet (after a restart). */
+  async function evalScript(body, sha, keys, args, connection) {
+    try {
+      return await run(['EVALSHA', sha, String(keys.length), ...keys, ...args], connection);
+    } catch (error) {
+      if (!/NOSCRIPT/.test(error?.message)) throw error;
+      return run(['EVAL', body, String(keys.length), ...keys, ...args], connection);
+    }
+  }
+
   /**
    * One stream of the store: the Redis Stream at `key` (its floor beside it, in the same hash slot), read and
    * appended on the shared command connection, and followed by a blocking XREAD on `follower`, a connection
@@ -438,15 +450,7 @@ export async function createRedisStore(options = {}) {
       consumer?.status(next, error);
     }
 
-    /** A script by its digest, sent whole only when Redis does not have it yet (after a restart). */
-    async function script(body, sha, args, connection) {
-      try {
-        return await run(['EVALSHA', sha, '3', key, floorKey, epochKey, ...args], connection);
-      } catch (error) {
-        if (!/NOSCRIPT/.test(error?.message)) throw error;
-        return run(['EVAL', body, '3', key, floorKey, epochKey, ...args], connection);
-      }
-    }
+    const script = (body, sha, args, connection) => evalScript(body, sha, [key, floorKey, epochKey], args, connection);
 
     /** Where the stream stands (and the entries after `after`, up to `limit`), on `connection`. */
     async function stand(after, limit, connection) {
@@ -711,18 +715,9 @@ export async function createRedisStore(options = {}) {
     const tag = (id) => `{${key}:resumable:${id}}`;
     // While a stream runs its keys outlive the next renewals whatever keepMs is: keepMs counts from its end.
     const runningMs = Math.max(keepMs, 2 * leaseMs);
-    const shas = new Map();
-    const run3 = async (body, id, args) => {
+    const run3 = (body, id, args) => {
       const t = tag(id);
-      let sha = shas.get(body);
-      if (!sha) shas.set(body, (sha = sha1(body)));
-      const keys = ['3', `${t}:frames`, `${t}:state`, `${t}:lease`];
-      try {
-        return await run(['EVALSHA', sha, ...keys, ...args]);
-      } catch (error) {
-        if (!/NOSCRIPT/.test(error?.message)) throw error;
-        return run(['EVAL', body, ...keys, ...args]);
-      }
+      return evalScript(body, RESUMABLE_SHAS.get(body), [`${t}:frames`, `${t}:state`, `${t}:lease`], args);
     };
     /** Listens on `channel` (sharded pub/sub); resolves to a function that stops, once subscribed. */
     async function listen(channel, listener) {
