@@ -67,6 +67,20 @@ async function reasonOf(response) {
   }
 }
 
+/** A resumable stream's id, as createResumableStreams makes them. */
+const STREAM_ID = /^[0-9a-f]{16}$/;
+
+/** Whether a refusal is one that asking again will not change (the request itself: a 400, a 413, a 422):
+ * any 4xx but 408, 425 and 429, which are the ladder's, as every 5xx is. */
+const refusedAsSuch = (status) => status >= 400 && status < 500 && ![408, 425, 429].includes(status);
+
+/** Why a client's `error` event says it failed, without the client's prefix. */
+const whyOf = (ev) => ev?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed';
+
+/** `fetch` with the request's `credentials` given to every call ('omit' included, which the fetch
+ * transport does not name), or as it is when the request has none. */
+const withCredentialsOf = (fetch, credentials) => (credentials === undefined ? fetch : (url, init) => fetch(url, { ...init, credentials }));
+
 /** The client options that would change what an answer is, which the transport sets itself. */
 const REFUSED = ['share', 'signal', 'until', 'lastEventIdKey', 'lastEventIdStorage', 'transport', 'method', 'withCredentials'];
 
@@ -156,7 +170,7 @@ export class ManagedChatTransport {
   #kept(chatId) {
     try {
       const id = this.#options.storage?.getItem(this.#key(chatId));
-      return typeof id === 'string' && /^[0-9a-f]{16}$/.test(id) ? id : null;
+      return typeof id === 'string' && STREAM_ID.test(id) ? id : null;
     } catch {
       return null; // a storage that refuses (private mode, a quota) keeps nothing
     }
@@ -242,8 +256,7 @@ export class ManagedChatTransport {
         headers: request.headers,
         body: request.body,
         withCredentials: request.credentials === 'include',
-        // 'omit' (and any credentials the fetch transport does not name) reaches fetch as given.
-        fetch: request.credentials === undefined ? fetchOf : (url, init) => fetchOf(url, { ...init, credentials: request.credentials }),
+        fetch: withCredentialsOf(fetchOf, request.credentials),
         until: (ev) => ev.data === DONE,
       });
       /** Ends this answer once: the client closed (unless a stop waits for its id), the storage entry gone
@@ -265,7 +278,7 @@ export class ManagedChatTransport {
       const failure = (what, ev) => {
         const said = reason && ev?.status ? ` (${reason})` : '';
         const status = ev?.status ?? 410;
-        return Object.assign(new Error(PREFIX + what + (ev === null ? '' : ': ' + (ev?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed')) + said), { status, statusCode: status });
+        return Object.assign(new Error(PREFIX + what + (ev === null ? '' : ': ' + whyOf(ev)) + said), { status, statusCode: status });
       };
       const closeNow = () => fail(abortError(abortSignal), true);
       const onAbort = () => {
@@ -281,7 +294,7 @@ export class ManagedChatTransport {
       abortSignal?.addEventListener('abort', onAbort, { once: true });
       this.#live.add(closeNow);
       source.addEventListener('stream', (ev) => {
-        if (streamId !== null || !/^[0-9a-f]{16}$/.test(ev.data)) return;
+        if (streamId !== null || !STREAM_ID.test(ev.data)) return;
         streamId = ev.data;
         if (stopWhenNamed) {
           clearTimeout(stopWhenNamed);
@@ -317,9 +330,8 @@ export class ManagedChatTransport {
         if (over) return;
         lastError = ev;
         const status = ev.status;
-        // A refusal that asking again will not change (a 400, a 413, a 422: the request itself) ends it now,
-        // as DefaultChatTransport's would; 408, 425, 429 and every 5xx are the ladder's.
-        if (status >= 400 && status < 500 && ![408, 425, 429].includes(status)) {
+        // A refusal that asking again will not change ends it now, as DefaultChatTransport's would.
+        if (refusedAsSuch(status)) {
           if (status === 410 && (opened || resuming)) fail(failure('the answer was interrupted (410: ' + (reason || 'the server can no longer resume it') + ')', null));
           else fail(failure(opened ? 'the answer was interrupted' : 'the answer could not be fetched', ev));
         } else if (opened && source.lastEventId === '' && streamId === null) {
@@ -388,7 +400,7 @@ export function managedFetch(clientOptions = {}) {
         headers: plain(init.headers),
         body: init.body,
         withCredentials: init.credentials === 'include',
-        fetch: init.credentials === undefined ? (u, i) => globalThis.fetch(u, i) : (u, i) => globalThis.fetch(u, { ...i, credentials: init.credentials }),
+        fetch: withCredentialsOf((u, i) => globalThis.fetch(u, i), init.credentials),
         until: (ev) => ev.data === DONE,
       });
       const end = () => {
@@ -409,7 +421,6 @@ export function managedFetch(clientOptions = {}) {
         else rejectResponse(abortError(signal));
       };
       signal?.addEventListener('abort', onAbort, { once: true });
-      const why = (ev) => ev?.message?.replace(/^managed-eventsource: /, '') ?? 'the connection failed';
       source.onopen = () => {
         if (opened || over) return;
         opened = true;
@@ -424,7 +435,7 @@ export function managedFetch(clientOptions = {}) {
         if (over || ev instanceof MessageEvent) return; // a server's own `error` event is not a failure
         lastError = ev;
         const status = ev.status;
-        if (status >= 400 && status < 500 && ![408, 425, 429].includes(status)) fail(status, why(ev));
+        if (refusedAsSuch(status)) fail(status, whyOf(ev));
       };
       source.onstatus = (status) => {
         if (over) return;
@@ -432,7 +443,7 @@ export function managedFetch(clientOptions = {}) {
           if (!end()) return;
           if (opened) controller.close();
           else resolveResponse(new Response(null, { status: 204 }));
-        } else if (status === 'failed') fail(lastError?.status, why(lastError));
+        } else if (status === 'failed') fail(lastError?.status, whyOf(lastError));
       };
     });
 }
