@@ -127,7 +127,7 @@ function start(client, url, options, handlers, own) {
   announce(record);
 }
 
-/** The keys of lastEventIdKey being forgotten after this task (see keep), by key. */
+/** The keys of lastEventIdKey being forgotten after this task (see keep): key -> the close's token. */
 const forgetting = new Map();
 
 /**
@@ -150,7 +150,7 @@ function keptIn(o, transportName, values) {
   try {
     id = storage.getItem(key);
   } catch {} // a storage that refuses (private mode) keeps nothing
-  forgetting.get(key)?.abort(); // a client closed in this task (StrictMode's cleanup) handed it on
+  forgetting.delete(key); // a client closed in this task (StrictMode's cleanup) hands it on
   if (typeof id === 'string' && id !== '') values[V_RESUME_FROM] = id;
   return { key, storage };
 }
@@ -190,11 +190,12 @@ function keep(record, { key, storage }) {
       else {
         // Closed: forgotten after this task, unless a client made meanwhile with the same key takes it on
         // (React StrictMode closes and makes a client again in one task).
-        const handedOn = new AbortController();
-        forgetting.set(key, handedOn);
+        const closing = {};
+        forgetting.set(key, closing);
         queueMicrotask(() => {
-          if (forgetting.get(key) === handedOn) forgetting.delete(key);
-          if (!handedOn.signal.aborted) forget();
+          if (forgetting.get(key) !== closing) return; // taken on, or closed again since
+          forgetting.delete(key);
+          forget();
         });
       }
     }
